@@ -1,0 +1,326 @@
+import { errors, Provider, type Adapter, type AdapterPayload } from 'oidc-provider';
+import type { Clock } from '../../src/clock.js';
+import { sha256 } from '../../src/crypto/digest.js';
+import type { Database } from '../../src/db/database.js';
+import { findClient } from '../../src/oidc/models/oauth-client.js';
+import { clientMetadata } from '../../src/oidc/client-metadata.js';
+
+/**
+ * The engine's storage, on our tables:
+ *
+ * - Client             -> oauth_clients (read-only here; clients are created through our API and CLI)
+ * - AuthorizationCode  -> authorization_codes (value stored as SHA-256, redemption is a compare-and-set)
+ * - RefreshToken       -> oauth_refresh_tokens (value stored as SHA-256, rotation is a compare-and-set)
+ * - everything else    -> oidc_payloads (Session, Interaction, Grant, ReplayDetection, ...)
+ *
+ * JWT access tokens and client-credentials tokens are never stored.
+ */
+export function createOidcAdapterFactory(db: Database, clock: Clock): (model: string) => Adapter {
+  return (model) => {
+    switch (model) {
+      case 'Client':
+        return new ClientAdapter(db);
+      case 'AuthorizationCode':
+        return new AuthorizationCodeAdapter(db, clock);
+      case 'RefreshToken':
+        return new RefreshTokenAdapter(db, clock);
+      default:
+        return new PayloadAdapter(db, clock, model);
+    }
+  };
+}
+
+const expiresAt = (clock: Clock, expiresIn: number) => new Date(clock.now().getTime() + expiresIn * 1000);
+
+function scopesOf(payload: AdapterPayload): string[] {
+  return typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : [];
+}
+
+/** The stored payload never contains the token value itself. */
+function withoutValue(payload: AdapterPayload): AdapterPayload {
+  const { jti: _value, ...rest } = payload;
+  return rest;
+}
+
+/** Reads our clients; the per-node cache of built clients is src/oidc/client-cache.ts. */
+class ClientAdapter implements Adapter {
+  constructor(private readonly db: Database) {}
+
+  async find(clientId: string): Promise<AdapterPayload | undefined> {
+    const client = await findClient(this.db, clientId);
+    // A disabled client does not exist for the engine: authorize renders an error, token says invalid_client.
+    return client?.isActive ? (clientMetadata(client) as AdapterPayload) : undefined;
+  }
+
+  async upsert(): Promise<void> {
+    throw new Error('clients are managed through the identity API and CLI, not the engine');
+  }
+  async destroy(): Promise<void> {
+    throw new Error('clients are managed through the identity API and CLI, not the engine');
+  }
+  async consume(): Promise<void> {}
+  async revokeByGrantId(): Promise<void> {}
+  async findByUid(): Promise<undefined> {
+    return undefined;
+  }
+  async findByUserCode(): Promise<undefined> {
+    return undefined;
+  }
+}
+
+interface CodeRow {
+  payload: AdapterPayload;
+  is_used: boolean;
+}
+
+class AuthorizationCodeAdapter implements Adapter {
+  constructor(
+    private readonly db: Database,
+    private readonly clock: Clock,
+  ) {}
+
+  async upsert(code: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
+    // The engine's payload lacks the request's state; the spec's table keeps it.
+    const state = Provider.ctx?.oidc.params?.state;
+    await this.db('authorization_codes').insert({
+      code_hash: sha256(code),
+      user_id: payload.accountId,
+      client_id: payload.clientId,
+      redirect_uri: payload.redirectUri,
+      scopes: scopesOf(payload),
+      state: typeof state === 'string' ? state.slice(0, 255) : null,
+      code_challenge: payload.codeChallenge ?? null,
+      code_challenge_method: payload.codeChallengeMethod ?? null,
+      grant_id: payload.grantId,
+      expires_at: expiresAt(this.clock, expiresIn),
+      payload: JSON.stringify(withoutValue(payload)),
+    });
+  }
+
+  async find(code: string): Promise<AdapterPayload | undefined> {
+    const row: CodeRow | undefined = await this.db('authorization_codes')
+      .where({ code_hash: sha256(code) })
+      .first('payload', 'is_used');
+    if (!row) return undefined;
+    return { ...row.payload, jti: code, ...(row.is_used ? { consumed: true } : {}) };
+  }
+
+  /**
+   * Redemption as compare-and-set: of two concurrent redemptions exactly one flips is_used. The loser is
+   * a replay: the grant behind the code is revoked (so the winner's refresh token dies too) and the
+   * request fails with invalid_grant.
+   */
+  async consume(code: string): Promise<void> {
+    const [row] = await this.db('authorization_codes')
+      .where({ code_hash: sha256(code), is_used: false })
+      .update({ is_used: true }, ['grant_id']);
+    if (!row) {
+      const grantId = await this.db('authorization_codes')
+        .where({ code_hash: sha256(code) })
+        .first('grant_id')
+        .then((found?: { grant_id: string }) => found?.grant_id);
+      if (grantId) await revokeGrantFamily(this.db, this.clock, grantId);
+      throw new errors.InvalidGrant('authorization code already consumed');
+    }
+  }
+
+  async destroy(code: string): Promise<void> {
+    await this.db('authorization_codes')
+      .where({ code_hash: sha256(code) })
+      .delete();
+  }
+
+  async revokeByGrantId(grantId: string): Promise<void> {
+    await this.db('authorization_codes').where({ grant_id: grantId }).delete();
+  }
+
+  async findByUid(): Promise<undefined> {
+    return undefined;
+  }
+  async findByUserCode(): Promise<undefined> {
+    return undefined;
+  }
+}
+
+interface RefreshTokenRow {
+  payload: AdapterPayload;
+  consumed_at: Date | null;
+}
+
+/**
+ * The engine rotates a refresh token by calling `consume(old)` and then `upsert(new)` in the same
+ * request. The compare-and-set runs at the upsert, in one statement: the old token is consumed and
+ * the new one inserted together, or neither (one commit, one round trip).
+ */
+const rotations = new WeakMap<object, string>();
+
+class RefreshTokenAdapter implements Adapter {
+  constructor(
+    private readonly db: Database,
+    private readonly clock: Clock,
+  ) {}
+
+  async upsert(token: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
+    const tokenHash = sha256(token);
+    const row = {
+      tokenHash,
+      familyId: payload.grantId,
+      userId: payload.accountId,
+      clientId: payload.clientId,
+      scopes: scopesOf(payload),
+      expiresAt: expiresAt(this.clock, expiresIn),
+      payload: JSON.stringify(withoutValue(payload)),
+    };
+    const context = Provider.ctx;
+    const replaced = context ? rotations.get(context) : undefined;
+    if (replaced === undefined || replaced === token) {
+      await this.db.raw(
+        `insert into oauth_refresh_tokens (token_hash, token_family_id, user_id, client_id, scopes, expires_at, payload)
+         values (:tokenHash, :familyId, :userId, :clientId, cast(:scopes as text[]), :expiresAt, cast(:payload as jsonb))
+         on conflict (token_hash) do update set payload = excluded.payload, expires_at = excluded.expires_at, scopes = excluded.scopes`,
+        row,
+      );
+      return;
+    }
+    rotations.delete(context!);
+    const now = this.clock.now();
+    const rotated = await this.db.raw(
+      `with consumed as (
+         update oauth_refresh_tokens
+            set consumed_at = :now, revoked_at = :now, replaced_by_token_hash = :tokenHash
+          where token_hash = :replacedHash and consumed_at is null and revoked_at is null
+          returning token_family_id
+       )
+       insert into oauth_refresh_tokens (token_hash, token_family_id, user_id, client_id, scopes, expires_at, payload)
+       select :tokenHash, :familyId, :userId, :clientId, cast(:scopes as text[]), :expiresAt, cast(:payload as jsonb)
+         from consumed
+       returning token_hash`,
+      { ...row, now, replacedHash: sha256(replaced) },
+    );
+    if ((rotated as { rows: unknown[] }).rows.length === 0) {
+      // Another request rotated (or revoked) this token first: a second presentation, which is reuse.
+      await revokeGrantFamily(this.db, this.clock, row.familyId as string);
+      throw new errors.InvalidGrant('refresh token already used');
+    }
+  }
+
+  /**
+   * Returns active tokens and rotated-out ones (marked consumed, so the engine treats a second
+   * presentation as reuse and revokes the family); tokens revoked otherwise are not found.
+   */
+  async find(token: string): Promise<AdapterPayload | undefined> {
+    const row: RefreshTokenRow | undefined = await this.db('oauth_refresh_tokens')
+      .where({ token_hash: sha256(token) })
+      .where((query) => query.whereNull('revoked_at').orWhereNotNull('consumed_at'))
+      .first('payload', 'consumed_at');
+    if (!row) return undefined;
+    return { ...row.payload, jti: token, ...(row.consumed_at ? { consumed: true } : {}) };
+  }
+
+  /**
+   * The first half of a rotation: remembered for the upsert of the replacement, which consumes this
+   * token as a compare-and-set (of two concurrent refreshes exactly one wins; the loser presented a
+   * token that is no longer active, which is reuse: the whole family is revoked).
+   */
+  async consume(token: string): Promise<void> {
+    const context = Provider.ctx;
+    if (!context) throw new Error('a refresh token is consumed only while the engine rotates it');
+    rotations.set(context, token);
+  }
+
+  async destroy(token: string): Promise<void> {
+    await this.db('oauth_refresh_tokens')
+      .where({ token_hash: sha256(token) })
+      .whereNull('revoked_at')
+      .update({ revoked_at: this.clock.now() });
+  }
+
+  async revokeByGrantId(grantId: string): Promise<void> {
+    await this.db('oauth_refresh_tokens')
+      .where({ token_family_id: grantId })
+      .whereNull('revoked_at')
+      .update({ revoked_at: this.clock.now() });
+  }
+
+  async findByUid(): Promise<undefined> {
+    return undefined;
+  }
+  async findByUserCode(): Promise<undefined> {
+    return undefined;
+  }
+}
+
+/** Revokes everything issued from one authorization: its refresh tokens, codes and the grant itself. */
+async function revokeGrantFamily(db: Database, clock: Clock, grantId: string): Promise<void> {
+  await db.transaction(async (trx) => {
+    await trx('oauth_refresh_tokens')
+      .where({ token_family_id: grantId })
+      .whereNull('revoked_at')
+      .update({ revoked_at: clock.now() });
+    await trx('authorization_codes').where({ grant_id: grantId }).update({ is_used: true });
+    await trx('oidc_payloads').where({ model: 'Grant', id: grantId }).delete();
+  });
+}
+
+interface PayloadRow {
+  payload: AdapterPayload;
+  consumed_at: Date | null;
+}
+
+class PayloadAdapter implements Adapter {
+  constructor(
+    private readonly db: Database,
+    private readonly clock: Clock,
+    private readonly model: string,
+  ) {}
+
+  async upsert(id: string, payload: AdapterPayload, expiresIn: number | undefined): Promise<void> {
+    await this.db('oidc_payloads')
+      .insert({
+        model: this.model,
+        id,
+        payload: JSON.stringify(payload),
+        grant_id: payload.grantId ?? null,
+        uid: payload.uid ?? null,
+        account_id: payload.accountId ?? null,
+        expires_at: expiresIn ? expiresAt(this.clock, expiresIn) : null,
+      })
+      .onConflict(['model', 'id'])
+      .merge(['payload', 'grant_id', 'uid', 'account_id', 'expires_at']);
+  }
+
+  async #findWhere(where: Record<string, string>): Promise<AdapterPayload | undefined> {
+    const row: PayloadRow | undefined = await this.db('oidc_payloads')
+      .where({ model: this.model, ...where })
+      .where((query) => query.whereNull('expires_at').orWhere('expires_at', '>', this.clock.now()))
+      .first('payload', 'consumed_at');
+    if (!row) return undefined;
+    return row.consumed_at
+      ? { ...row.payload, consumed: Math.floor(row.consumed_at.getTime() / 1000) }
+      : row.payload;
+  }
+
+  find(id: string) {
+    return this.#findWhere({ id });
+  }
+
+  findByUid(uid: string) {
+    return this.#findWhere({ uid });
+  }
+
+  async findByUserCode(): Promise<undefined> {
+    return undefined;
+  }
+
+  async consume(id: string): Promise<void> {
+    await this.db('oidc_payloads').where({ model: this.model, id }).update({ consumed_at: this.clock.now() });
+  }
+
+  async destroy(id: string): Promise<void> {
+    await this.db('oidc_payloads').where({ model: this.model, id }).delete();
+  }
+
+  async revokeByGrantId(grantId: string): Promise<void> {
+    await this.db('oidc_payloads').where({ model: this.model, grant_id: grantId }).delete();
+  }
+}

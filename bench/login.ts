@@ -1,0 +1,241 @@
+/**
+ * Login benchmark: the full main-auth login through the auth-flow API (flow start → identifier →
+ * password → tokens) against the service on real PostgreSQL.
+ *
+ *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench:login
+ *
+ * Options (environment): BENCH_SECONDS (20), BENCH_CONCURRENCY (16), BENCH_USERS (64), BENCH_WARMUP_SECONDS (3).
+ *
+ * It creates a scratch database next to DATABASE_URL's, runs `src/main.ts` on it as a child process
+ * (the server gets its own process, as in production; this process only drives load), creates users,
+ * then keeps BENCH_CONCURRENCY logins in flight for BENCH_SECONDS and prints logins/s and latency
+ * percentiles as JSON. Each login comes from its own client address (X-Forwarded-For with
+ * TRUST_PROXY=true), as real users do, so the per-IP limits of the flow endpoints don't cap the run.
+ */
+import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import knex from 'knex';
+import { openDatabase } from '../src/db/database.js';
+import { migrateToLatest } from '../src/db/migrate.js';
+import { hashPassword, verifyPassword } from '../src/identity/passwords/password-hash.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const seconds = Number(process.env.BENCH_SECONDS ?? 20);
+const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
+const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const userCount = Number(process.env.BENCH_USERS ?? 64);
+const password = 'benchmark passphrase 2026';
+
+const databaseUrl = process.env.DATABASE_URL;
+if (!databaseUrl?.startsWith('postgres')) {
+  console.error('The login benchmark runs on PostgreSQL: set DATABASE_URL=postgres://...');
+  process.exit(2);
+}
+
+const scratchName = `idp_bench_${process.pid}`;
+const admin = knex({ client: 'pg', connection: databaseUrl, pool: { min: 0, max: 1 } });
+const scratchUrl = new URL(databaseUrl);
+scratchUrl.pathname = `/${scratchName}`;
+
+async function prepareDatabase(): Promise<string[]> {
+  await admin.raw(`drop database if exists ${scratchName}`);
+  await admin.raw(`create database ${scratchName}`);
+  const handle = await openDatabase({ databaseUrl: scratchUrl.toString(), poolMax: 2 });
+  await migrateToLatest(handle.db);
+  // One hash for all: every login still verifies a full-cost argon2id hash.
+  const hash = await hashPassword(password);
+  const emails = Array.from({ length: userCount }, (_, index) => `bench-${index}@example.com`);
+  const users: { id: string }[] = await handle.db('users').insert(
+    emails.map((email) => ({ email, email_verified: true })),
+    ['id'],
+  );
+  await handle
+    .db('user_credentials')
+    .insert(users.map((user) => ({ user_id: user.id, type: 'password', secret_hash: hash })));
+  await handle.close();
+  return emails;
+}
+
+async function startServer(port: number, dataDir: string) {
+  // BENCH_CPU_PROF=<dir>: the service writes a V8 CPU profile there when it stops.
+  const profile = process.env.BENCH_CPU_PROF
+    ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF]
+    : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', 'src/main.ts'], {
+    cwd: root,
+    env: {
+      ...process.env,
+      NODE_ENV: 'development',
+      DATABASE_URL: scratchUrl.toString(),
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      ISSUER: `http://127.0.0.1:${port}`,
+      DATA_DIR: dataDir,
+      TRUST_PROXY: 'true',
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  for (let attempt = 0; attempt < 300; attempt++) {
+    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(`${base}/.well-known/openid-configuration`)).ok) return { child, base };
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  child.kill('SIGTERM');
+  throw new Error('the service did not start within 30 s');
+}
+
+async function post(base: string, route: string, body: unknown, ip: string) {
+  const response = await fetch(`${base}/api/v2/identity${route}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-forwarded-for': ip, 'user-agent': 'login-bench' },
+    body: JSON.stringify(body),
+  });
+  const json = (await response.json()) as Record<string, unknown>;
+  if (response.status !== 200) throw new Error(`${route}: ${response.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+let loginCounter = 0;
+async function login(base: string, email: string): Promise<void> {
+  const n = loginCounter++;
+  const ip = `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
+  const started = await post(base, '/auth/flow/start', { flow: 'login' }, ip);
+  const identified = await post(
+    base,
+    '/auth/flow/step',
+    { sessionId: started.sessionId, step: 'phone-email', input: { identifier: email } },
+    ip,
+  );
+  const done = await post(
+    base,
+    '/auth/flow/step',
+    { sessionId: identified.sessionId, step: 'password', input: { password } },
+    ip,
+  );
+  if (done.status !== 'completed' || typeof done.accessToken !== 'string') {
+    throw new Error(`login did not complete: ${JSON.stringify(done)}`);
+  }
+}
+
+/** CPU seconds (user + system, all threads) the process has used so far, from /proc (Linux). */
+async function cpuSecondsOf(pid: number): Promise<number | undefined> {
+  try {
+    const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime are fields 14 and 15 of the stat line (12 and 13 after the command name).
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+async function run(base: string, emails: string[], durationMs: number) {
+  const latencies: number[] = [];
+  let errors = 0;
+  let firstError: string | undefined;
+  const deadline = performance.now() + durationMs;
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < deadline) {
+        const email = emails[next++ % emails.length]!;
+        const began = performance.now();
+        try {
+          await login(base, email);
+          latencies.push(performance.now() - began);
+        } catch (error) {
+          errors++;
+          firstError ??= (error as Error).message;
+        }
+      }
+    }),
+  );
+  latencies.sort((a, b) => a - b);
+  return { latencies, errors, firstError };
+}
+
+/**
+ * CPU milliseconds of one argon2id verification (the service's parameters) on this machine right now:
+ * the floor of a login's cost, measured beside the run so a disturbed machine shows in the figures.
+ */
+async function argon2VerifyCpuMs(): Promise<number> {
+  const hash = await hashPassword(password);
+  const before = process.cpuUsage();
+  for (let index = 0; index < 20; index++) await verifyPassword(hash, password);
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / 1000 / 20;
+}
+
+async function main() {
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'idp-bench-'));
+  const emails = await prepareDatabase();
+  const port = 20000 + crypto.randomInt(20000);
+  const { child, base } = await startServer(port, dataDir);
+  try {
+    await run(base, emails, warmupSeconds * 1000);
+    const began = performance.now();
+    const cpuBefore = await cpuSecondsOf(child.pid!);
+    const { latencies, errors, firstError } = await run(base, emails, seconds * 1000);
+    const elapsed = (performance.now() - began) / 1000;
+    const cpuAfter = await cpuSecondsOf(child.pid!);
+    // What one login costs the service process, whatever else runs on the machine: the capacity
+    // of the cores it would have to itself (PostgreSQL's own CPU is not included).
+    const cpuPerLogin =
+      cpuBefore !== undefined && cpuAfter !== undefined && latencies.length > 0
+        ? (cpuAfter - cpuBefore) / latencies.length
+        : undefined;
+    const argon2Ms = await argon2VerifyCpuMs();
+    const result = {
+      benchmark: 'main-auth login: flow start → identifier → password → tokens',
+      database: 'postgresql',
+      date: new Date().toISOString(),
+      cpus: os.cpus().length,
+      cpuModel: os.cpus()[0]?.model,
+      node: process.version,
+      concurrency,
+      seconds: Number(elapsed.toFixed(1)),
+      logins: latencies.length,
+      loginsPerSecond: Number((latencies.length / elapsed).toFixed(1)),
+      errors,
+      ...(firstError ? { firstError } : {}),
+      latencyMs: {
+        p50: Math.round(percentile(latencies, 50)),
+        p95: Math.round(percentile(latencies, 95)),
+        p99: Math.round(percentile(latencies, 99)),
+        max: Math.round(latencies.at(-1) ?? 0),
+      },
+      ...(cpuPerLogin
+        ? {
+            serviceCpuMsPerLogin: Number((cpuPerLogin * 1000).toFixed(1)),
+            serviceLoginsPerCpuSecond: Number((1 / cpuPerLogin).toFixed(1)),
+          }
+        : {}),
+      argon2VerifyCpuMs: Number(argon2Ms.toFixed(1)),
+      loadAverage: os.loadavg().map((value) => Number(value.toFixed(2))),
+    };
+    console.log(JSON.stringify(result, null, 2));
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((resolve) => child.once('exit', resolve));
+    await admin.raw(`drop database if exists ${scratchName} with (force)`);
+    await admin.destroy();
+    await fs.rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();

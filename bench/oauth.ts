@@ -1,0 +1,329 @@
+/**
+ * npm run bench: the OAuth side under load, on real PostgreSQL (DATABASE_URL names the server; the
+ * bench works in a database of its own, dropped at the end), with a bare oidc-provider (in-memory
+ * adapter) driven the same way as the ceiling. Rate limiting stays on: the load is spread over enough
+ * clients that none trips its limit. Prints a markdown table for BENCHMARKS.md.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import autocannon, { type Request as AutocannonRequest } from 'autocannon';
+import knex from 'knex';
+import { openDatabase } from '../src/db/database.js';
+import { migrateToLatest } from '../src/db/migrate.js';
+import { generateRsaPrivateKeyPem } from '../src/keys/development-secrets.js';
+import { createClient } from '../src/oidc/models/oauth-client.js';
+import { createTestUser } from '../test/support/fixtures.js';
+import { HttpBrowser } from '../test/support/http-browser.js';
+import { completeAuthorization, discover } from '../test/support/relying-party.js';
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 8);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const adminUrl = process.env.DATABASE_URL;
+if (!adminUrl) {
+  console.error(
+    'npm run bench needs DATABASE_URL (a PostgreSQL server; the bench creates its own database there).',
+  );
+  process.exit(1);
+}
+
+const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
+
+/** Starts a JavaScript entry (the built service) or a TypeScript one (through tsx). */
+function startProcess(entry: string, env: Record<string, string>, ready: string): Promise<ChildProcess> {
+  return new Promise((resolve, reject) => {
+    const nodeOptions = (process.env.BENCH_NODE_OPTIONS ?? '').split(' ').filter(Boolean);
+    const args = entry.endsWith('.ts') ? ['--import', 'tsx', entry] : [...nodeOptions, entry];
+    const child = spawn(process.execPath, args, {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    const log =
+      process.env.BENCH_SERVER_LOG && entry.includes('main')
+        ? fs.createWriteStream(process.env.BENCH_SERVER_LOG)
+        : undefined;
+    const onData = (chunk: Buffer) => {
+      log?.write(chunk);
+      output += chunk.toString();
+      if (output.includes(ready)) resolve(child);
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.on('exit', (code) => reject(new Error(`${entry} exited with ${code}:\n${output}`)));
+    setTimeout(() => reject(new Error(`${entry} did not start in 60 s:\n${output}`)), 60_000).unref();
+  });
+}
+
+function rssMegabytes(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+interface Scenario {
+  name: string;
+  target: string;
+  url: string;
+  requests: AutocannonRequest[];
+  pid: number;
+}
+
+interface Figure {
+  name: string;
+  requestsPerSecond: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  peakRssMb: number;
+}
+
+async function drive(scenario: Scenario, duration = seconds): Promise<Figure> {
+  let peak = rssMegabytes(scenario.pid);
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, rssMegabytes(scenario.pid));
+  }, 250);
+  const result = await autocannon({
+    url: scenario.url,
+    connections,
+    duration,
+    requests: scenario.requests,
+  });
+  clearInterval(sampler);
+  return {
+    name: scenario.name,
+    requestsPerSecond: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.non2xx + result.errors + result.timeouts,
+    peakRssMb: Math.round(peak),
+  };
+}
+
+async function main() {
+  const database = `idp_bench_${process.pid}`;
+  const admin = knex({ client: 'pg', connection: adminUrl, pool: { min: 0, max: 1 } });
+  await admin.raw(`create database ${database}`);
+  const benchUrl = new URL(adminUrl!);
+  benchUrl.pathname = `/${database}`;
+  const handle = await openDatabase({ databaseUrl: benchUrl.toString(), poolMax: 4 });
+  await migrateToLatest(handle.db);
+
+  const port = 3900 + (process.pid % 50);
+  const issuer = `http://127.0.0.1:${port}`;
+  // The service as it runs in production: compiled, not through the TypeScript loader.
+  execFileSync('npm', ['run', '-s', 'build'], { stdio: 'inherit' });
+  const server = await startProcess(
+    'dist/src/main.js',
+    {
+      NODE_ENV: 'production',
+      DATABASE_URL: benchUrl.toString(),
+      DATABASE_POOL_MAX: process.env.DATABASE_POOL_MAX ?? '10',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      ISSUER: issuer,
+      OIDC_PRIVATE_KEY: generateRsaPrivateKeyPem(),
+      MAIN_AUTH_PRIVATE_KEY: generateRsaPrivateKeyPem(),
+      COOKIE_KEYS: crypto.randomBytes(32).toString('base64url'),
+      // Production wants a real transport; nothing is sent during the bench.
+      EMAIL_TRANSPORT: 'smtp',
+      SMTP_URL: 'smtp://127.0.0.1:2525',
+      MAIL_FROM: 'bench@example.com',
+      LOG_LEVEL: 'info',
+      // As npm start runs it: argon2's 19 MiB buffers go back to the system after each hash.
+      MALLOC_MMAP_THRESHOLD_: process.env.MALLOC_MMAP_THRESHOLD_ ?? '131072',
+    },
+    'listening',
+  );
+  const barePort = port + 100;
+  const bare = await startProcess('dist/bench/bare-engine.js', { PORT: String(barePort) }, 'listening');
+
+  try {
+    // Enough clients that none reaches its limit (token 20/min) at up to 1,500 req/s over all rounds.
+    const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+    const serviceClientCount = Math.ceil((1_500 * (seconds * rounds + 2)) / 20);
+    console.error(`creating ${serviceClientCount} service clients...`);
+    const serviceClients: string[] = [];
+    for (let index = 0; index < serviceClientCount; index++) {
+      const { client, clientSecret } = await createClient(handle.db, {
+        name: `bench service ${index}`,
+        type: 'confidential',
+        grantTypes: ['client_credentials'],
+        scopes: ['service:crm.aggregates.read'],
+      });
+      serviceClients.push(basic(client.clientId, clientSecret!));
+    }
+
+    // Refresh chains: each a user-flow client with a refresh token obtained through the real login.
+    const only = process.env.BENCH_ONLY?.split(',');
+    const selected = (name: string) => !only || only.some((prefix) => name.startsWith(prefix));
+    const chainCount = selected('refresh') ? Math.ceil((400 * seconds * rounds) / 20) : 1;
+    console.error(`signing in ${chainCount} refresh-token chains...`);
+    const chains: { clientId: string; refreshToken: string }[] = [];
+    let userAccessToken = '';
+    const users = await Promise.all(Array.from({ length: 20 }, () => createTestUser(handle.db)));
+    for (let index = 0; index < chainCount; index += 8) {
+      await Promise.all(
+        Array.from({ length: Math.min(8, chainCount - index) }, async (_, offset) => {
+          const user = users[(index + offset) % users.length]!;
+          const { client } = await createClient(handle.db, {
+            name: `bench app ${index + offset}`,
+            type: 'public',
+            redirectUris: ['http://localhost:8080/callback'],
+            scopes: ['openid', 'profile', 'email'],
+          });
+          const config = await discover(issuer, client.clientId);
+          const { tokens } = await completeAuthorization(config, new HttpBrowser(issuer), {
+            identifier: user.email!,
+            password: user.password,
+          });
+          chains.push({ clientId: client.clientId, refreshToken: tokens.refresh_token! });
+          userAccessToken = tokens.access_token;
+        }),
+      );
+    }
+
+    let next = 0;
+    const roundRobin = () => serviceClients[next++ % serviceClients.length]!;
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const scenarios: Scenario[] = [
+      {
+        name: 'discovery (GET /.well-known/openid-configuration)',
+        target: '10,000 req/s',
+        url: `${issuer}/.well-known/openid-configuration`,
+        requests: [{ method: 'GET' }],
+        pid: server.pid!,
+      },
+      {
+        name: 'JWKS (GET /.well-known/jwks.json)',
+        target: '10,000 req/s',
+        url: `${issuer}/.well-known/jwks.json`,
+        requests: [{ method: 'GET' }],
+        pid: server.pid!,
+      },
+      {
+        name: 'client_credentials (POST /oauth/token)',
+        target: '2,000 req/s and 0.7 × bare',
+        url: `${issuer}/oauth/token`,
+        requests: [
+          {
+            method: 'POST',
+            body: 'grant_type=client_credentials',
+            setupRequest: (request) => ({ ...request, headers: { ...form, authorization: roundRobin() } }),
+          },
+        ],
+        pid: server.pid!,
+      },
+      {
+        name: 'introspection of a JWT access token (POST /oauth/introspect)',
+        target: '6,000 req/s',
+        url: `${issuer}/oauth/introspect`,
+        requests: [
+          {
+            method: 'POST',
+            body: `token=${userAccessToken}`,
+            setupRequest: (request) => ({ ...request, headers: { ...form, authorization: roundRobin() } }),
+          },
+        ],
+        pid: server.pid!,
+      },
+      {
+        name: 'refresh_token grant (POST /oauth/token)',
+        target: '500 req/s',
+        url: `${issuer}/oauth/token`,
+        requests: [
+          {
+            method: 'POST',
+            setupRequest: (request, context) => {
+              const chain = chains.shift();
+              if (!chain) return request;
+              (context as { clientId?: string }).clientId = chain.clientId;
+              return {
+                ...request,
+                headers: form,
+                body: new URLSearchParams({
+                  grant_type: 'refresh_token',
+                  client_id: chain.clientId,
+                  refresh_token: chain.refreshToken,
+                }).toString(),
+              };
+            },
+            onResponse: (status, body, context) => {
+              if (status === 200) {
+                const { refresh_token: refreshToken } = JSON.parse(body) as { refresh_token: string };
+                chains.push({ clientId: String((context as { clientId?: string }).clientId), refreshToken });
+              }
+            },
+          },
+        ],
+        pid: server.pid!,
+      },
+      {
+        name: 'bare oidc-provider, client_credentials (ceiling)',
+        target: '',
+        url: `http://127.0.0.1:${barePort}/token`,
+        requests: [
+          {
+            method: 'POST',
+            body: 'grant_type=client_credentials',
+            headers: { ...form, authorization: basic('bench', 'bench-secret-bench-secret-bench-secret') },
+          },
+        ],
+        pid: bare.pid!,
+      },
+    ];
+
+    // The machine is a small VM whose speed drifts from minute to minute: every scenario runs in each
+    // of several rounds, ours and the bare engine alternating, and the medians are reported. The ratio
+    // to the ceiling is taken within each round.
+    const chosen = scenarios.filter((candidate) => selected(candidate.name));
+    const runs = new Map<string, Figure[]>(chosen.map((scenario) => [scenario.name, []]));
+    const ratios: number[] = [];
+    for (const scenario of chosen) {
+      if (!scenario.name.startsWith('refresh')) await drive(scenario, 2);
+    }
+    for (let round = 1; round <= rounds; round++) {
+      for (const scenario of chosen) {
+        console.error(`round ${round}/${rounds}: ${scenario.name}`);
+        runs.get(scenario.name)!.push(await drive(scenario));
+      }
+      const ours = runs.get(chosen.find((s) => s.name.startsWith('client_credentials'))?.name ?? '')?.at(-1);
+      const bareRun = runs.get(chosen.find((s) => s.name.startsWith('bare'))?.name ?? '')?.at(-1);
+      if (ours && bareRun) ratios.push(ours.requestsPerSecond / bareRun.requestsPerSecond);
+    }
+    const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+    const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
+    console.log(
+      `\n${new Date().toISOString().slice(0, 10)} · ${os.cpus().length} × ${cpu} · ${Math.round(os.totalmem() / 2 ** 30)} GiB · Node ${process.version} · ${connections} connections · median of ${rounds} runs of ${seconds} s\n`,
+    );
+    console.log(
+      '| Scenario | Target | req/s (median) | runs | p50 ms | p99 ms | non-2xx/errors | server peak RSS MB |',
+    );
+    console.log('|---|---|---:|---|---:|---:|---:|---:|');
+    for (const scenario of chosen) {
+      const figures = runs.get(scenario.name)!;
+      const middle = figures.find(
+        (figure) => figure.requestsPerSecond === median(figures.map((f) => f.requestsPerSecond)),
+      )!;
+      console.log(
+        `| ${scenario.name} | ${scenario.target} | ${middle.requestsPerSecond} | ${figures.map((f) => f.requestsPerSecond).join(' / ')} | ${middle.p50} | ${middle.p99} | ${figures.reduce((sum, f) => sum + f.errors, 0)} | ${Math.max(...figures.map((f) => f.peakRssMb))} |`,
+      );
+    }
+    if (ratios.length > 0) {
+      console.log(
+        `\nclient_credentials / bare engine, per round: ${ratios.map((ratio) => ratio.toFixed(2)).join(' / ')} (median ${median(ratios).toFixed(2)})`,
+      );
+    }
+  } finally {
+    server.kill('SIGINT');
+    bare.kill('SIGTERM');
+    await new Promise((resolve) => server.once('exit', resolve));
+    await handle.close();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await admin.raw(`drop database if exists ${database} with (force)`);
+    await admin.destroy();
+  }
+}
+
+await main();

@@ -1,0 +1,92 @@
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { ApiError } from '../http/api-error.js';
+import type { CommandResult } from './control-channel.js';
+import { UsageError, type CliCommand, type CommandContext, type OptionValues } from './command.js';
+import { clientsCreateCommand, clientsDisableCommand, clientsListCommand } from './commands/clients.js';
+import { keysGenerateCommand } from './commands/keys-generate.js';
+import { migrateCommand } from './commands/migrate.js';
+import { usersCreateCommand } from './commands/users-create.js';
+
+export const commands: CliCommand[] = [
+  migrateCommand,
+  usersCreateCommand,
+  clientsCreateCommand,
+  clientsListCommand,
+  clientsDisableCommand,
+  keysGenerateCommand,
+];
+
+export function findCommand(name: string | undefined): CliCommand | undefined {
+  return commands.find((command) => command.name === name);
+}
+
+export function helpText(): string {
+  const width = Math.max(...commands.map((command) => command.name.length));
+  return [
+    'usage: npm run idp -- <command> [options]',
+    '',
+    ...commands.map(
+      (command) =>
+        `  ${command.name.padEnd(width)}  ${command.summary}\n  ${' '.repeat(width)}  ${command.usage}`,
+    ),
+    '',
+  ].join('\n');
+}
+
+/**
+ * Runs one command line and returns what to print and the exit code: 0 with JSON on stdout, 2 for bad
+ * input (with the usage), 1 for anything else. Used by the CLI itself and by a running service that
+ * answers a forwarded command.
+ */
+export async function runCommand(
+  argv: string[],
+  openContext: () => Promise<CommandContext | undefined>,
+): Promise<CommandResult> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === 'help' || name === '--help') {
+    return { exitCode: name === undefined ? 2 : 0, stdout: '', stderr: helpText() };
+  }
+  const command = findCommand(name);
+  if (!command) return { exitCode: 2, stdout: '', stderr: `error: unknown command ${name}\n\n${helpText()}` };
+  try {
+    let values;
+    try {
+      ({ values } = parseArgs({
+        args: rest,
+        options: command.options,
+        strict: true,
+        allowPositionals: false,
+      }));
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+    const input = command.parse ? command.parse(values as OptionValues) : values;
+    const context = command.needsDatabase ? await openContext() : undefined;
+    const result = await command.run(input as never, context);
+    return { exitCode: 0, stdout: `${JSON.stringify(result, null, 2)}\n`, stderr: '' };
+  } catch (error) {
+    if (error instanceof UsageError) {
+      return {
+        exitCode: 2,
+        stdout: '',
+        stderr: `error: ${error.message}\nusage: npm run idp -- ${command.usage}\n`,
+      };
+    }
+    if (error instanceof ApiError) {
+      return {
+        exitCode: 2,
+        stdout: '',
+        stderr: `error: ${error.message}\nusage: npm run idp -- ${command.usage}\n`,
+      };
+    }
+    if (error instanceof z.ZodError) {
+      return {
+        exitCode: 2,
+        stdout: '',
+        stderr: `error: ${error.issues.map((issue) => issue.message).join('; ')}\n`,
+      };
+    }
+    return { exitCode: 1, stdout: '', stderr: `error: ${(error as Error).message}\n` };
+  }
+}

@@ -1,0 +1,242 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+/**
+ * The service's whole configuration, read from environment variables once at start.
+ * Every variable is named here with its default; a bad value stops the start with a one-line
+ * message naming the variable (see `ConfigError`).
+ */
+
+const pem = z
+  .string()
+  .transform((value) => value.replace(/\\n/g, '\n').trim())
+  .refine(
+    (value) => /^-----BEGIN (RSA )?PRIVATE KEY-----[\s\S]+-----END (RSA )?PRIVATE KEY-----$/.test(value),
+    {
+      message: 'must be a PEM private key (-----BEGIN PRIVATE KEY----- ...)',
+    },
+  );
+
+const booleanFlag = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((value) => value === 'true' || value === '1' || value === 'yes');
+
+const emptyAsUndefined = (value: unknown) => (value === '' ? undefined : value);
+
+export const environmentSchema = z.object({
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  /** Public base address of the service; the issuer of every token. No trailing slash, no path. */
+  ISSUER: z.url({ protocol: /^https?$/ }).optional(),
+  /** PostgreSQL connection string; unset = embedded PGlite in DATA_DIR. */
+  DATABASE_URL: z.preprocess(emptyAsUndefined, z.url({ protocol: /^postgres(ql)?$/ }).optional()),
+  DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  DATA_DIR: z.string().min(1).default('./.data'),
+  /** RSA private key (PEM) that signs OAuth/OIDC tokens. Required in production. */
+  OIDC_PRIVATE_KEY: z.preprocess(emptyAsUndefined, pem.optional()),
+  /** RSA private key (PEM) that signs main-auth tokens; a different key from OIDC_PRIVATE_KEY. */
+  MAIN_AUTH_PRIVATE_KEY: z.preprocess(emptyAsUndefined, pem.optional()),
+  /** Comma-separated secrets for signed cookies; the first signs, all verify. Each >= 32 characters. */
+  COOKIE_KEYS: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .transform((value) => value.split(',').map((key) => key.trim()))
+      .pipe(z.array(z.string().min(32, 'each key must have at least 32 characters')).min(1))
+      .optional(),
+  ),
+  /** Audience (RFC 8707 resource) of the ecosystem access tokens. */
+  API_AUDIENCE: z.string().min(1).default('urn:ecosystem:api'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Trust X-Forwarded-* headers (set when running behind a reverse proxy). */
+  TRUST_PROXY: z.preprocess(emptyAsUndefined, booleanFlag.default(false)),
+  /** How email is sent: smtp (SMTP_URL), development (kept in memory and logged; not in production), none. */
+  EMAIL_TRANSPORT: z.preprocess(emptyAsUndefined, z.enum(['development', 'smtp', 'none']).optional()),
+  /** smtp://user:password@host:587 (STARTTLS) or smtps://...:465. */
+  SMTP_URL: z.preprocess(emptyAsUndefined, z.url({ protocol: /^smtps?$/ }).optional()),
+  /** From header of our emails; default `Identity <no-reply@<issuer host>>`. */
+  MAIL_FROM: z.preprocess(emptyAsUndefined, z.string().min(3).max(320).optional()),
+  /** How text messages are sent: webhook (SMS_WEBHOOK_URL), development, none. */
+  SMS_TRANSPORT: z.preprocess(emptyAsUndefined, z.enum(['development', 'webhook', 'none']).optional()),
+  /** The SMS gateway endpoint receiving signed JSON POSTs {to, text, code}. */
+  SMS_WEBHOOK_URL: z.preprocess(emptyAsUndefined, z.url({ protocol: /^https?$/ }).optional()),
+  /** HMAC-SHA-256 secret signing the webhook requests; at least 32 characters. */
+  SMS_WEBHOOK_SECRET: z.preprocess(
+    emptyAsUndefined,
+    z.string().min(32, 'must have at least 32 characters').optional(),
+  ),
+  /** Where platform events go: in-process subscribers (one node) or NATS JetStream (several nodes). */
+  EVENT_BUS: z.preprocess(emptyAsUndefined, z.enum(['embedded', 'nats']).default('embedded')),
+  /** NATS server(s) for EVENT_BUS=nats, comma-separated. */
+  NATS_URL: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .regex(
+        /^(nats|tls):\/\/[^,\s]+(,(nats|tls):\/\/[^,\s]+)*$/,
+        'must be nats://host:port (comma-separated)',
+      )
+      .default('nats://127.0.0.1:4222'),
+  ),
+  /** JetStream stream of the platform events (created when missing). */
+  NATS_STREAM: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be letters, digits, - or _')
+      .default('PLATFORM_EVENTS'),
+  ),
+  /** Put before every event subject (e.g. "staging."), so environments can share one NATS server. */
+  NATS_SUBJECT_PREFIX: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .regex(/^([A-Za-z0-9_-]+\.)*$/, 'must be dot-terminated tokens, e.g. "staging."')
+      .default(''),
+  ),
+});
+
+export type Environment = z.infer<typeof environmentSchema>;
+
+export interface Config {
+  env: Environment['NODE_ENV'];
+  port: number;
+  host: string;
+  issuer: string;
+  databaseUrl: string | undefined;
+  databasePoolMax: number;
+  dataDir: string;
+  oidcPrivateKey: string | undefined;
+  mainAuthPrivateKey: string | undefined;
+  cookieKeys: string[] | undefined;
+  apiAudience: string;
+  logLevel: Environment['LOG_LEVEL'];
+  trustProxy: boolean;
+  emailTransport: 'development' | 'smtp' | 'none';
+  smtpUrl: string | undefined;
+  mailFrom: string;
+  smsTransport: 'development' | 'webhook' | 'none';
+  smsWebhookUrl: string | undefined;
+  smsWebhookSecret: string | undefined;
+  eventBus: Environment['EVENT_BUS'];
+  nats: { url: string; stream: string; subjectPrefix: string };
+}
+
+/** Variables whose values never appear in an error message. */
+const secretVariables = new Set(['COOKIE_KEYS', 'SMTP_URL', 'SMS_WEBHOOK_SECRET']);
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    detail: string,
+  ) {
+    super(`Invalid configuration: ${variable} ${detail}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parses the environment; throws `ConfigError` naming the first offending variable. */
+export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = environmentSchema.safeParse(source);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const variable = String(issue.path[0] ?? 'environment');
+    const shown =
+      variable.endsWith('_KEY') || secretVariables.has(variable) ? '' : describeValue(source[variable]);
+    throw new ConfigError(variable, `${issue.message}${shown}`);
+  }
+  const environment = parsed.data;
+  if (environment.NODE_ENV === 'production') {
+    for (const variable of ['OIDC_PRIVATE_KEY', 'MAIN_AUTH_PRIVATE_KEY', 'COOKIE_KEYS', 'ISSUER'] as const) {
+      if (environment[variable] === undefined) {
+        throw new ConfigError(variable, 'is required when NODE_ENV=production');
+      }
+    }
+  }
+  const issuer = (environment.ISSUER ?? `http://localhost:${environment.PORT}`).replace(/\/+$/, '');
+  if (new URL(issuer).pathname !== '/') {
+    throw new ConfigError('ISSUER', 'must be an origin without a path (e.g. https://id.example.com)');
+  }
+  if (
+    environment.OIDC_PRIVATE_KEY !== undefined &&
+    environment.OIDC_PRIVATE_KEY === environment.MAIN_AUTH_PRIVATE_KEY
+  ) {
+    throw new ConfigError('MAIN_AUTH_PRIVATE_KEY', 'must be a different key from OIDC_PRIVATE_KEY');
+  }
+  const messaging = resolveMessaging(environment, issuer);
+  return {
+    env: environment.NODE_ENV,
+    port: environment.PORT,
+    host: environment.HOST,
+    issuer,
+    databaseUrl: environment.DATABASE_URL,
+    databasePoolMax: environment.DATABASE_POOL_MAX,
+    dataDir: path.resolve(environment.DATA_DIR),
+    oidcPrivateKey: environment.OIDC_PRIVATE_KEY,
+    mainAuthPrivateKey: environment.MAIN_AUTH_PRIVATE_KEY,
+    cookieKeys: environment.COOKIE_KEYS,
+    apiAudience: environment.API_AUDIENCE,
+    logLevel: environment.LOG_LEVEL,
+    trustProxy: environment.TRUST_PROXY,
+    ...messaging,
+    eventBus: environment.EVENT_BUS,
+    nats: {
+      url: environment.NATS_URL,
+      stream: environment.NATS_STREAM,
+      subjectPrefix: environment.NATS_SUBJECT_PREFIX,
+    },
+  };
+}
+
+/**
+ * Which transports deliver codes. Default: the configured real transport (SMTP_URL, SMS_WEBHOOK_URL),
+ * else the development transport outside production. Production refuses the development transport (it
+ * logs codes) and refuses to start with no real transport at all: registration and password reset
+ * can't work without one.
+ */
+function resolveMessaging(environment: Environment, issuer: string) {
+  const production = environment.NODE_ENV === 'production';
+  const fallback = production ? 'none' : 'development';
+  const emailTransport = environment.EMAIL_TRANSPORT ?? (environment.SMTP_URL ? 'smtp' : fallback);
+  const smsTransport = environment.SMS_TRANSPORT ?? (environment.SMS_WEBHOOK_URL ? 'webhook' : fallback);
+  if (emailTransport === 'smtp' && !environment.SMTP_URL) {
+    throw new ConfigError('SMTP_URL', 'is required when EMAIL_TRANSPORT=smtp');
+  }
+  if (smsTransport === 'webhook') {
+    if (!environment.SMS_WEBHOOK_URL) {
+      throw new ConfigError('SMS_WEBHOOK_URL', 'is required when SMS_TRANSPORT=webhook');
+    }
+    if (!environment.SMS_WEBHOOK_SECRET) {
+      throw new ConfigError('SMS_WEBHOOK_SECRET', 'is required when SMS_TRANSPORT=webhook');
+    }
+  }
+  if (production) {
+    if (emailTransport === 'development') {
+      throw new ConfigError('EMAIL_TRANSPORT', 'development is not allowed when NODE_ENV=production');
+    }
+    if (smsTransport === 'development') {
+      throw new ConfigError('SMS_TRANSPORT', 'development is not allowed when NODE_ENV=production');
+    }
+    if (emailTransport === 'none' && smsTransport === 'none') {
+      throw new ConfigError(
+        'EMAIL_TRANSPORT',
+        'or SMS_TRANSPORT must name a real transport when NODE_ENV=production (set SMTP_URL or SMS_WEBHOOK_URL)',
+      );
+    }
+  }
+  return {
+    emailTransport,
+    smtpUrl: environment.SMTP_URL,
+    mailFrom: environment.MAIL_FROM ?? `Identity <no-reply@${new URL(issuer).hostname}>`,
+    smsTransport,
+    smsWebhookUrl: environment.SMS_WEBHOOK_URL,
+    smsWebhookSecret: environment.SMS_WEBHOOK_SECRET,
+  } as const;
+}
+
+function describeValue(value: string | undefined): string {
+  if (value === undefined) return '';
+  const shown = value.length > 60 ? `${value.slice(0, 57)}...` : value;
+  return ` (got "${shown}")`;
+}

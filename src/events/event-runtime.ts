@@ -1,0 +1,66 @@
+import knex from 'knex';
+import type { Clock } from '../clock.js';
+import type { Database, DatabaseKind } from '../db/database.js';
+import type { Logger } from '../logger.js';
+import type { EventBus } from './event-bus.js';
+import type { EventCatalog } from './event-catalog.js';
+import { listenForOutboxCommits, type OutboxListener } from './outbox/outbox-listener.js';
+import { Outbox } from './outbox/outbox.js';
+import { OutboxRelay } from './outbox/outbox-relay.js';
+
+export interface EventRuntime<Catalog extends EventCatalog> {
+  bus: EventBus;
+  outbox: Outbox<Catalog>;
+  relay: OutboxRelay;
+  /** Stops the relay and the LISTEN connection, then closes the bus (the NATS connection). */
+  close(): Promise<void>;
+}
+
+export interface EventRuntimeOptions<Catalog extends EventCatalog> {
+  db: Database;
+  databaseKind: DatabaseKind;
+  bus: EventBus;
+  catalog: Catalog;
+  producer: string;
+  logger: Logger;
+  clock: Clock;
+}
+
+/**
+ * The events of one node: the outbox its changes write to, the relay that publishes the outbox to the
+ * bus, woken right after each local commit and, on PostgreSQL, by LISTEN/NOTIFY on commits of any node.
+ */
+export async function startEventRuntime<Catalog extends EventCatalog>(
+  options: EventRuntimeOptions<Catalog>,
+): Promise<EventRuntime<Catalog>> {
+  const { db, bus, logger, clock } = options;
+  const onPostgres = options.databaseKind === 'postgres';
+  // On PostgreSQL the relay has a connection of its own: a pool busy with requests must not delay it.
+  const relayDb = onPostgres
+    ? knex({ client: 'pg', connection: db.client.config.connection, pool: { min: 0, max: 1 } })
+    : db;
+  const relay = new OutboxRelay({ db: relayDb, bus, logger, clock });
+  const outbox = new Outbox({
+    db,
+    catalog: options.catalog,
+    producer: options.producer,
+    clock,
+    notifyOnCommit: onPostgres,
+    afterCommit: () => relay.wake(),
+  });
+  const listener: OutboxListener | undefined = onPostgres
+    ? await listenForOutboxCommits(db, () => relay.wake(), logger)
+    : undefined;
+  relay.start();
+  return {
+    bus,
+    outbox,
+    relay,
+    async close() {
+      await listener?.close();
+      await relay.stop();
+      if (relayDb !== db) await relayDb.destroy();
+      await bus.close();
+    },
+  };
+}

@@ -1,0 +1,188 @@
+import type { Clock } from '../../clock.js';
+import type { Database } from '../../db/database.js';
+import type { Logger } from '../../logger.js';
+import type { EventBus } from '../event-bus.js';
+import {
+  type PendingEvent,
+  lockRelayAndFindPending,
+  markEventsSent,
+  pruneSentEvents,
+  recordPublishFailure,
+} from './outbox-repository.js';
+
+export interface OutboxRelayOptions {
+  db: Database;
+  bus: EventBus;
+  logger: Logger;
+  clock: Clock;
+  batchSize?: number;
+  /** Fallback when no wake-up arrives (a NOTIFY lost with its connection, a write from another tool). */
+  pollIntervalMs?: number;
+  /** After a failed publish the relay waits this long, doubling up to `maxRetryDelayMs`. */
+  retryDelayMs?: number;
+  maxRetryDelayMs?: number;
+  /** Sent rows are kept this long (a trail for debugging), then pruned. */
+  retentionMs?: number;
+}
+
+interface BatchResult {
+  locked: boolean;
+  published: number;
+  failed: boolean;
+  /** The batch was as large as allowed: more may be pending. */
+  full?: boolean;
+}
+
+const pruneEveryMs = 60 * 60 * 1000;
+
+/**
+ * Publishes the outbox: pending rows in id order, each marked sent once the bus accepted it. The batch
+ * runs in a transaction holding an advisory lock, so with several nodes only one relay publishes at a
+ * time. Order is kept per ordering key (what the event is about): changes of one key take its row lock
+ * before they write their event, so their ids follow commit order, and the relay publishes a key's
+ * events one after the other, each after the broker acknowledged the one before. Different keys go
+ * out concurrently (one round trip per batch, not per event). A failed event holds back the later
+ * events of its key only; they are retried with a growing delay.
+ */
+export class OutboxRelay {
+  readonly #options: Required<Omit<OutboxRelayOptions, 'db' | 'bus' | 'logger' | 'clock'>>;
+  #timer: NodeJS.Timeout | undefined;
+  #running: Promise<void> | undefined;
+  #wakeRequested = false;
+  #stopped = true;
+  #retryDelayMs: number;
+  #retryAt = 0;
+  #lastPruneAt = 0;
+
+  constructor(private readonly deps: OutboxRelayOptions) {
+    this.#options = {
+      batchSize: deps.batchSize ?? 100,
+      pollIntervalMs: deps.pollIntervalMs ?? 1000,
+      retryDelayMs: deps.retryDelayMs ?? 250,
+      maxRetryDelayMs: deps.maxRetryDelayMs ?? 30_000,
+      retentionMs: deps.retentionMs ?? 7 * 24 * 60 * 60 * 1000,
+    };
+    this.#retryDelayMs = this.#options.retryDelayMs;
+  }
+
+  start(): void {
+    if (!this.#stopped) return;
+    this.#stopped = false;
+    this.#timer = setInterval(() => this.wake(), this.#options.pollIntervalMs);
+    this.#timer.unref();
+    this.wake();
+  }
+
+  /** Publish what is pending now (called right after a commit, and on NOTIFY from other nodes). */
+  wake(): void {
+    if (this.#stopped) return;
+    this.#wakeRequested = true;
+    this.#running ??= this.#run().finally(() => {
+      this.#running = undefined;
+    });
+  }
+
+  /** Stops the relay; resolves when a batch in flight has finished. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearInterval(this.#timer);
+    await this.#running;
+  }
+
+  /** Publishes until nothing is pending (or a publish fails); returns how many were published. */
+  async drain(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const batch = await this.#publishBatch();
+      total += batch.published;
+      if (!batch.locked || batch.failed || !batch.full) return total;
+    }
+  }
+
+  async #run(): Promise<void> {
+    while (this.#wakeRequested && !this.#stopped) {
+      this.#wakeRequested = false;
+      if (Date.now() < this.#retryAt) return;
+      try {
+        let batch: BatchResult;
+        do {
+          batch = await this.#publishBatch();
+        } while (!this.#stopped && batch.locked && !batch.failed && batch.full);
+        if (batch.failed) this.#backOff();
+        else this.#retryDelayMs = this.#options.retryDelayMs;
+        await this.#pruneNowAndThen();
+      } catch (error) {
+        this.deps.logger.error({ err: error }, 'outbox relay failed');
+        this.#backOff();
+      }
+    }
+  }
+
+  #backOff(): void {
+    this.#retryAt = Date.now() + this.#retryDelayMs;
+    this.#retryDelayMs = Math.min(this.#retryDelayMs * 2, this.#options.maxRetryDelayMs);
+  }
+
+  async #publishBatch(): Promise<BatchResult> {
+    const { db, bus, logger, clock } = this.deps;
+    return db.transaction(async (trx) => {
+      const { locked, events: pending } = await lockRelayAndFindPending(trx, this.#options.batchSize);
+      if (!locked) return { locked: false, published: 0, failed: false };
+      const outcomes = await Promise.all(chainsByKey(pending).map((chain) => publishChain(bus, chain)));
+      const sent = outcomes.flatMap((outcome) => outcome.sent);
+      const failures = outcomes.flatMap((outcome) => (outcome.failure ? [outcome.failure] : []));
+      for (const { event, error } of failures) {
+        logger.warn(
+          { messageId: event.envelope.messageId, attempts: event.attempts + 1, error },
+          'publishing an event failed; it stays in the outbox and is retried',
+        );
+        await recordPublishFailure(trx, event.id, error);
+      }
+      const failed = failures.length > 0;
+      await markEventsSent(trx, sent, clock.now());
+      return {
+        locked: true,
+        published: sent.length,
+        failed,
+        full: pending.length === this.#options.batchSize,
+      };
+    });
+  }
+
+  async #pruneNowAndThen(): Promise<void> {
+    if (Date.now() - this.#lastPruneAt < pruneEveryMs) return;
+    this.#lastPruneAt = Date.now();
+    const before = new Date(this.deps.clock.now().getTime() - this.#options.retentionMs);
+    await pruneSentEvents(this.deps.db, before);
+  }
+}
+
+interface ChainOutcome {
+  sent: number[];
+  failure?: { event: PendingEvent; error: string };
+}
+
+/** The batch split by ordering key, each chain in id order. */
+function chainsByKey(pending: PendingEvent[]): PendingEvent[][] {
+  const chains = new Map<string, PendingEvent[]>();
+  for (const event of pending) {
+    const chain = chains.get(event.orderingKey);
+    if (chain) chain.push(event);
+    else chains.set(event.orderingKey, [event]);
+  }
+  return [...chains.values()];
+}
+
+/** Publishes one key's events in order, stopping at the first failure. */
+async function publishChain(bus: EventBus, chain: PendingEvent[]): Promise<ChainOutcome> {
+  const sent: number[] = [];
+  for (const event of chain) {
+    try {
+      await bus.publish(event.envelope);
+      sent.push(event.id);
+    } catch (error) {
+      return { sent, failure: { event, error: error instanceof Error ? error.message : String(error) } };
+    }
+  }
+  return { sent };
+}

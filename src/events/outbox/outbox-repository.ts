@@ -1,0 +1,87 @@
+import type { Queryable } from '../../db/database.js';
+import type { Envelope } from '../envelope.js';
+
+/** The pg channel the outbox notifies on commit, so relays of every node wake at once. */
+export const outboxChannel = 'event_outbox';
+
+export interface PendingEvent {
+  id: number;
+  envelope: Envelope;
+  orderingKey: string;
+  attempts: number;
+}
+
+export async function insertOutboxEvent(
+  db: Queryable,
+  envelope: Envelope,
+  orderingKey: string,
+  now: Date,
+): Promise<void> {
+  await db('event_outbox').insert({
+    message_id: envelope.messageId,
+    message_type: envelope.messageType,
+    ordering_key: orderingKey,
+    envelope: JSON.stringify(envelope),
+    created_at: now,
+  });
+}
+
+/** NOTIFY inside a transaction is delivered when it commits, and not at all when it rolls back. */
+export async function notifyOutbox(db: Queryable): Promise<void> {
+  await db.raw('select pg_notify(?, ?)', [outboxChannel, '']);
+}
+
+export async function markEventsSent(db: Queryable, ids: number[], now: Date): Promise<void> {
+  if (ids.length === 0) return;
+  await db('event_outbox').whereIn('id', ids).update({ sent_at: now, last_error: null });
+}
+
+export async function recordPublishFailure(db: Queryable, id: number, error: string): Promise<void> {
+  await db('event_outbox')
+    .where({ id })
+    .update({ attempts: db.raw('attempts + 1'), last_error: error.slice(0, 2000) });
+}
+
+/** Sent rows older than `before` are no longer needed (the broker and subscribers have them). */
+export async function pruneSentEvents(db: Queryable, before: Date): Promise<number> {
+  return db('event_outbox').whereNotNull('sent_at').where('sent_at', '<', before).delete();
+}
+
+export async function countPendingEvents(db: Queryable): Promise<number> {
+  const row = await db('event_outbox').whereNull('sent_at').first(db.raw('count(*)::int as count'));
+  return (row as { count: number } | undefined)?.count ?? 0;
+}
+
+/** One relay at a time across all nodes: a transaction-scoped advisory lock on this constant. */
+const relayLockKey = 7_403_001;
+
+/**
+ * Takes the relay lock for the open transaction and, when it got it, reads the oldest pending events.
+ * `locked` is false when another node's relay holds the lock.
+ *
+ * Two statements on purpose: under READ COMMITTED a statement's snapshot is taken when it starts. Were
+ * the lock taken inside the reading statement, a relay could get the lock the moment another relay
+ * commits, yet read with a snapshot from before that commit, and publish its events a second time.
+ */
+export async function lockRelayAndFindPending(
+  trx: Queryable,
+  limit: number,
+): Promise<{ locked: boolean; events: PendingEvent[] }> {
+  const lock = await trx.raw('select pg_try_advisory_xact_lock(?) as locked', [relayLockKey]);
+  if (!(lock.rows as { locked: boolean }[])[0]?.locked) return { locked: false, events: [] };
+  const rows: { id: number | string; envelope: Envelope; ordering_key: string; attempts: number }[] =
+    await trx('event_outbox')
+      .whereNull('sent_at')
+      .orderBy('id')
+      .limit(limit)
+      .select('id', 'envelope', 'ordering_key', 'attempts');
+  return {
+    locked: true,
+    events: rows.map((row) => ({
+      id: Number(row.id),
+      envelope: row.envelope,
+      orderingKey: row.ordering_key,
+      attempts: row.attempts,
+    })),
+  };
+}

@@ -1,0 +1,132 @@
+import type Router from '@koa/router';
+import type { Context, Middleware } from 'koa';
+import { z } from 'zod';
+import type { Logger } from '../logger.js';
+import { jsonApiRouter } from './json-api.js';
+
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+export interface OperationSpec<Body extends z.ZodType = z.ZodType> {
+  method: Method;
+  /** Path below the router's prefix, koa style (`/sessions/:id`). */
+  path: string;
+  summary: string;
+  tags?: string[];
+  /** How the caller authenticates: a bearer access token, the refresh cookie, or nothing. */
+  security: 'bearer' | 'refresh-cookie' | 'none';
+  /** JSON request body schema; the handler receives the parsed value. */
+  body?: Body;
+  query?: z.ZodObject;
+  /** Status → description and (JSON) schema of the answer. Error statuses use the common error body. */
+  responses: Record<number, { description: string; schema?: z.ZodType }>;
+}
+
+export type OperationHandler<Body extends z.ZodType> = (
+  ctx: Context,
+  body: z.infer<Body>,
+) => Promise<void> | void;
+
+const errorBodySchema = z
+  .object({
+    error: z.string().describe('Machine-readable code'),
+    message: z.string().describe('What happened, for a human'),
+    details: z.unknown().optional(),
+  })
+  .meta({ id: 'Error' });
+
+/**
+ * A JSON API router whose routes are declared with their schemas once: the same zod schema parses the
+ * request and documents it in the generated OpenAPI 3.1 document (served by the API itself).
+ */
+export class DocumentedRouter {
+  readonly router: Router;
+  readonly #operations: OperationSpec[] = [];
+
+  constructor(
+    readonly prefix: string,
+    logger: Logger,
+  ) {
+    this.router = jsonApiRouter(prefix, logger);
+  }
+
+  add<Body extends z.ZodType>(
+    spec: OperationSpec<Body>,
+    ...stack: [...Middleware[], OperationHandler<Body>]
+  ): this {
+    this.#operations.push(spec as unknown as OperationSpec);
+    const handler = stack.pop() as OperationHandler<Body>;
+    const guards = stack as Middleware[];
+    this.router[spec.method](spec.path, ...guards, async (ctx) => {
+      const body = spec.body ? spec.body.parse(ctx.request.body ?? {}) : undefined;
+      if (spec.query) spec.query.parse(ctx.query);
+      await handler(ctx as Context, body as z.infer<Body>);
+    });
+    return this;
+  }
+
+  /** The OpenAPI 3.1 document of every operation added so far. */
+  openApiDocument(info: { title: string; version: string; serverUrl: string }): Record<string, unknown> {
+    const schemas: Record<string, unknown> = {};
+    const toSchema = (schema: z.ZodType, io: 'input' | 'output') => {
+      const json = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as Record<
+        string,
+        unknown
+      >;
+      const { $schema: _dialect, $defs, ...rest } = json;
+      Object.assign(schemas, $defs as Record<string, unknown> | undefined);
+      return JSON.parse(JSON.stringify(rest).replaceAll('#/$defs/', '#/components/schemas/'));
+    };
+    const paths: Record<string, Record<string, unknown>> = {};
+    for (const operation of this.#operations) {
+      const path = operation.path.replace(/:([A-Za-z_]+)/g, '{$1}');
+      const parameters = [...operation.path.matchAll(/:([A-Za-z_]+)/g)].map((match) => ({
+        name: match[1],
+        in: 'path',
+        required: true,
+        schema: { type: 'string' },
+      }));
+      const responses = Object.fromEntries(
+        Object.entries(operation.responses).map(([status, response]) => {
+          const schema = response.schema ?? (Number(status) >= 400 ? errorBodySchema : undefined);
+          return [
+            status,
+            {
+              description: response.description,
+              ...(schema ? { content: { 'application/json': { schema: toSchema(schema, 'output') } } } : {}),
+            },
+          ];
+        }),
+      );
+      (paths[path] ??= {})[operation.method] = {
+        summary: operation.summary,
+        tags: operation.tags,
+        ...(parameters.length > 0 ? { parameters } : {}),
+        ...(operation.security === 'bearer' ? { security: [{ bearer: [] }] } : {}),
+        ...(operation.security === 'refresh-cookie' ? { security: [{ refreshCookie: [] }] } : {}),
+        ...(operation.body
+          ? {
+              requestBody: {
+                required: true,
+                content: { 'application/json': { schema: toSchema(operation.body, 'input') } },
+              },
+            }
+          : {}),
+        responses,
+      };
+    }
+    toSchema(errorBodySchema, 'output');
+    return {
+      openapi: '3.1.0',
+      info: { title: info.title, version: info.version },
+      servers: [{ url: `${info.serverUrl}${this.prefix}` }],
+      paths,
+      components: {
+        schemas,
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+          refreshCookie: { type: 'apiKey', in: 'cookie', name: 'service_id_refresh_token' },
+        },
+      },
+    };
+  }
+}

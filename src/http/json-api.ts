@@ -1,0 +1,34 @@
+import Router from '@koa/router';
+import { bodyParser } from '@koa/bodyparser';
+import type { Logger } from '../logger.js';
+import { ApiError } from './api-error.js';
+import { jsonErrors } from './error-handler.js';
+
+/**
+ * A router for one of our JSON APIs (/api/v2/identity, /api/v2/platform, ...): errors in the one JSON
+ * error body, JSON request bodies (64 kB at most), an unknown path under the prefix answers 404 JSON.
+ */
+export function jsonApiRouter(prefix: string, logger: Logger): Router {
+  const router = new Router({ prefix });
+  router.use(jsonErrors(logger));
+  router.use(
+    bodyParser({
+      enableTypes: ['json'],
+      jsonLimit: '64kb',
+      onError: (error) => {
+        throw new ApiError(400, 'invalid_json', `The request body is not valid JSON: ${error.message}`);
+      },
+    }),
+  );
+  return router;
+}
+
+/** After all routes of a JSON API: unknown paths under its prefix answer the JSON 404. */
+export function jsonNotFound(prefix: string, logger: Logger): Router {
+  const router = new Router({ prefix });
+  router.use(jsonErrors(logger));
+  router.all('/{*rest}', () => {
+    throw new ApiError(404, 'not_found', 'There is no such endpoint.');
+  });
+  return router;
+}

@@ -1,0 +1,28 @@
+import type Router from '@koa/router';
+import type { Config } from '../../config.js';
+import { DocumentedRouter } from '../../http/documented-router.js';
+import type { Logger } from '../../logger.js';
+
+export const identityApiPrefix = '/api/v2/identity';
+
+/** A part of the identity API: adds its documented routes to the router. */
+export type IdentityRoutes = (api: DocumentedRouter) => void;
+
+/**
+ * The identity JSON API under /api/v2/identity: each area (auth flow, sessions, passwords, ...) adds
+ * its routes; GET /openapi.json serves the OpenAPI 3.1 document generated from the same zod schemas.
+ */
+export function createIdentityApi(deps: { config: Config; logger: Logger }, areas: IdentityRoutes[]): Router {
+  const api = new DocumentedRouter(identityApiPrefix, deps.logger);
+  for (const addRoutes of areas) addRoutes(api);
+  let document: Record<string, unknown> | undefined;
+  api.router.get('/openapi.json', (ctx) => {
+    document ??= api.openApiDocument({
+      title: 'Identity API',
+      version: '2.0.0',
+      serverUrl: deps.config.issuer,
+    });
+    ctx.body = document;
+  });
+  return api.router;
+}

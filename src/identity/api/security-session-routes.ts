@@ -1,0 +1,131 @@
+import { z } from 'zod';
+import type { Clock } from '../../clock.js';
+import type { Database } from '../../db/database.js';
+import { notFound } from '../../http/api-error.js';
+import { requireAccessToken } from '../../http/bearer-auth.js';
+import { requestInfo } from '../../http/request-info.js';
+import type { TokenVerification } from '../../tokens/principal.js';
+import { activeSessionOf, requireActiveSession } from '../sessions/require-active-session.js';
+import { revokeOtherSessionsOfUser, revokeSessionOfUser } from '../sessions/session-revocation.js';
+import { listActiveSessions } from '../sessions/sessions.js';
+import type { IdentityRoutes } from './identity-api.js';
+
+export interface SecuritySessionRouteDependencies {
+  db: Database;
+  clock: Clock;
+  tokenVerification: TokenVerification;
+}
+
+const sessionView = z
+  .object({
+    id: z.uuid(),
+    current: z.boolean().describe('The session of the access token making this request'),
+    browserName: z.string(),
+    userAgent: z.string(),
+    ipAddress: z.string(),
+    authMethod: z.string(),
+    createdAt: z.iso.datetime(),
+    lastActivityAt: z.iso.datetime(),
+    expiresAt: z.iso.datetime(),
+  })
+  .meta({ id: 'Session' });
+
+const sessionList = z.object({ sessions: z.array(sessionView) }).meta({ id: 'SessionList' });
+
+/** GET /security/sessions, DELETE /security/sessions/:id, POST /security/sessions/revoke-all. */
+export function securitySessionRoutes(deps: SecuritySessionRouteDependencies): IdentityRoutes {
+  const { db, clock } = deps;
+  const authenticated = [
+    requireAccessToken(deps.tokenVerification, ['main-auth']),
+    requireActiveSession(db, clock),
+  ];
+  const unauthorized = { 401: { description: 'No valid main-auth access token, or its session has ended' } };
+
+  return (api) => {
+    api.add(
+      {
+        method: 'get',
+        path: '/security/sessions',
+        summary: 'The active sessions of the signed-in user',
+        tags: ['Security'],
+        security: 'bearer',
+        responses: {
+          200: { description: 'Active sessions, most recently active first', schema: sessionList },
+          ...unauthorized,
+        },
+      },
+      ...authenticated,
+      async (ctx) => {
+        const current = activeSessionOf(ctx);
+        const sessions = await listActiveSessions(db, current.userId, clock.now());
+        ctx.set('Cache-Control', 'no-store');
+        ctx.body = {
+          sessions: sessions.map((session) => ({
+            id: session.id,
+            current: session.id === current.id,
+            browserName: session.browserName,
+            userAgent: session.userAgent,
+            ipAddress: session.ipAddress,
+            authMethod: session.authMethod,
+            createdAt: session.createdAt.toISOString(),
+            lastActivityAt: session.lastActivityAt.toISOString(),
+            expiresAt: session.expiresAt.toISOString(),
+          })),
+        } satisfies z.infer<typeof sessionList>;
+      },
+    );
+
+    api.add(
+      {
+        method: 'delete',
+        path: '/security/sessions/:id',
+        summary: 'Revoke one session (its refresh token stops working)',
+        tags: ['Security'],
+        security: 'bearer',
+        responses: {
+          200: { description: 'Revoked', schema: z.object({ revoked: z.literal(true) }) },
+          ...unauthorized,
+          404: { description: 'No such active session of this user' },
+        },
+      },
+      ...authenticated,
+      async (ctx) => {
+        const current = activeSessionOf(ctx);
+        const now = clock.now();
+        const sessionId = String(ctx.params.id);
+        const revoked = await revokeSessionOfUser(
+          db,
+          { userId: current.userId, sessionId, request: requestInfo(ctx) },
+          now,
+        );
+        if (!revoked) throw notFound('There is no such active session.');
+        ctx.body = { revoked: true };
+      },
+    );
+
+    api.add(
+      {
+        method: 'post',
+        path: '/security/sessions/revoke-all',
+        summary: 'Revoke every session except the current one',
+        tags: ['Security'],
+        security: 'bearer',
+        responses: {
+          200: { description: 'How many were revoked', schema: z.object({ revokedCount: z.number().int() }) },
+          ...unauthorized,
+        },
+      },
+      ...authenticated,
+      async (ctx) => {
+        const current = activeSessionOf(ctx);
+        const now = clock.now();
+        const revokedCount = await revokeOtherSessionsOfUser(
+          db,
+          { userId: current.userId, currentSessionId: current.id, request: requestInfo(ctx) },
+          now,
+        );
+        ctx.body = { revokedCount };
+      },
+    );
+  };
+}

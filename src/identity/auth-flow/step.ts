@@ -1,0 +1,65 @@
+import type { z } from 'zod';
+import type { Clock } from '../../clock.js';
+import type { Database } from '../../db/database.js';
+import type { FlowKind, FlowSession } from './flow-session.js';
+
+/** Who is asking: what rate limits, lockout and the audit log need to know about the request. */
+export interface RequestInfo {
+  ip: string;
+  userAgent: string;
+}
+
+export interface StepContext {
+  db: Database;
+  clock: Clock;
+  session: FlowSession;
+  request: RequestInfo;
+}
+
+/** What an accepted step contributes to the flow. */
+export interface StepResult {
+  /** The user the flow is about, once a step has identified them (may stay unknown until the end). */
+  userId?: string | undefined;
+  /** Values later steps (or the page) need, e.g. the identifier to show on the password screen. */
+  tempData?: Record<string, unknown>;
+  /** The authentication method this step proved (OIDC `amr` value), e.g. `pwd`. */
+  authMethod?: string;
+}
+
+/** One input of a step's screen (spec: a plugin step may be delivered as a schema of fields). */
+export interface StepField {
+  name: string;
+  type: 'text' | 'email' | 'tel' | 'password' | 'one-time-code' | 'checkbox';
+  label: string;
+  required?: boolean;
+  /** HTML autocomplete hint, e.g. `username`, `current-password`, `one-time-code`. */
+  autocomplete?: string;
+}
+
+/** What the client shows for a step: title, description, fields, and display data (e.g. a TOTP URL). */
+export interface StepScreen {
+  title: string;
+  description?: string;
+  fields: StepField[];
+  data?: Record<string, unknown>;
+}
+
+/**
+ * One step of an auth flow (spec: built-in step ids phone-email, password, otp-code, ...; plugins add
+ * more). A step validates its input with its own schema and throws an ApiError to refuse it; the
+ * engine keeps the flow where it was, so the user can try again.
+ */
+export interface AuthFlowStep<Input = unknown> {
+  id: string;
+  input: z.ZodType<Input>;
+  run(context: StepContext, input: Input): Promise<StepResult>;
+  /** The flows this implementation serves; absent = all. A flow-specific one wins over a general one. */
+  flows?: readonly FlowKind[];
+  /** What the client shows for this step; absent = a screen the engine derives from the step id. */
+  screen?(context: StepContext): StepScreen | Promise<StepScreen>;
+  /**
+   * Runs when the step becomes the next one, before the client sees it (e.g. sends a code, begins a
+   * setup). Its tempData is kept; throwing refuses the step that led here.
+   */
+  prepare?(context: StepContext): Promise<StepResult | void>;
+}

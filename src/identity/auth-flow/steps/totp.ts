@@ -1,0 +1,46 @@
+import { z } from 'zod';
+import { ApiError } from '../../../http/api-error.js';
+import { verifyUserTotp, type TotpDependencies } from '../../auth-methods/totp-method.js';
+import {
+  assertLoginAllowed,
+  recordLoginFailure,
+  recordLoginSuccess,
+} from '../../brute-force/login-protection.js';
+import type { AuthFlowStep } from '../step.js';
+
+/**
+ * Step `totp` (the TOTP auth_method plugin's step): a code from the user's authenticator app. A wrong
+ * code, a code used before and a user without the method get the same answer. Guessing is bounded by
+ * the same brute-force protection as the password (account lockout ladder, IP throttling), checked
+ * before the code is looked at.
+ */
+export function createTotpStep(deps: TotpDependencies): AuthFlowStep<{ code: string }> {
+  return {
+    id: 'totp',
+    input: z.object({ code: z.string().trim().min(1).max(16) }),
+    async run({ db, clock, session, request }, { code }) {
+      const userId = session.userId;
+      const identifier = typeof session.tempData.identifier === 'string' ? session.tempData.identifier : '';
+      const protection = { db, clock };
+      await assertLoginAllowed(protection, { userId, ip: request.ip, identifier });
+      if (!userId || !(await verifyUserTotp(db, deps, userId, code, clock.now()))) {
+        await recordLoginFailure(protection, { userId, identifier, ...request, method: 'totp' });
+        throw new ApiError(401, 'invalid_code', 'The code is not right. Try again.');
+      }
+      await recordLoginSuccess(protection, { userId, ...request, method: 'totp' });
+      return { userId, authMethod: 'otp' };
+    },
+    screen: () => ({
+      title: 'Enter the code from your authenticator app',
+      fields: [
+        {
+          name: 'code',
+          type: 'one-time-code',
+          label: 'Code',
+          required: true,
+          autocomplete: 'one-time-code',
+        },
+      ],
+    }),
+  };
+}

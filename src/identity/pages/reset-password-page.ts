@@ -1,0 +1,133 @@
+import Router from '@koa/router';
+import { bodyParser } from '@koa/bodyparser';
+import type { Context } from 'koa';
+import { z } from 'zod';
+import type { ApiError } from '../../http/api-error.js';
+import { toApiError } from '../../http/error-handler.js';
+import { renderPage } from '../../http/pages.js';
+import { requestInfo } from '../../http/request-info.js';
+import type { PasswordDeps } from '../passwords/password-deps.js';
+import { maximumPasswordLength, minimumPasswordLength } from '../passwords/password-policy.js';
+import { requestPasswordReset, resetPassword, verifyPasswordResetCode } from '../passwords/password-reset.js';
+
+type Stage = 'request' | 'code' | 'password' | 'done';
+
+const languagePattern = /^[a-z]{2}(-[A-Za-z]{2})?$/;
+const text = (max: number) => z.string().max(max).default('');
+const requestForm = z.object({ identifier: text(320), transport: z.string().max(50).optional() });
+const codeForm = z.object({ identifier: text(320), code: text(20) });
+const passwordForm = z.object({
+  identifier: text(320),
+  code: text(20),
+  password: text(1024),
+  passwordConfirmation: text(1024),
+});
+
+/**
+ * The page /:lang/reset-password (spec: client-facing pages): forgotten password in three forms, with
+ * no script: the email or phone, the code, the new password twice. The link in the reset message
+ * opens it with `identifier` and `code`, straight at the new-password form. Every form calls the same
+ * functions as the /auth/password API, so the same limits apply.
+ */
+export function resetPasswordPageRoutes(deps: PasswordDeps): Router {
+  const router = new Router({ prefix: '/:lang/reset-password' });
+  const forms = bodyParser({ enableTypes: ['form'], formLimit: '16kb' });
+
+  router.use(async (ctx, next) => {
+    if (!languagePattern.test(ctx.params.lang ?? '')) return;
+    await next();
+  });
+
+  const page = (ctx: Context, stage: Stage, data: Record<string, unknown> = {}, error?: ApiError) => {
+    const lang = ctx.params.lang!;
+    if (error) for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
+    renderPage(
+      ctx,
+      'reset-password',
+      {
+        lang,
+        stage,
+        base: `/${lang}/reset-password`,
+        minLength: minimumPasswordLength,
+        maxLength: maximumPasswordLength,
+        error: error?.message,
+        ...data,
+      },
+      error?.status ?? 200,
+    );
+  };
+
+  /** Runs a form's action; a refusal shows `fallback`'s form again with the reason. */
+  const attempt = async (ctx: Context, action: () => Promise<void>, fallback: (error: ApiError) => void) => {
+    try {
+      await action();
+    } catch (caught) {
+      const error = toApiError(caught);
+      if (error.status >= 500) throw caught;
+      fallback(error);
+    }
+  };
+
+  router.get('/', (ctx) => {
+    const query = z
+      .object({ identifier: z.string().max(320).optional(), code: z.string().max(20).optional() })
+      .safeParse(ctx.query);
+    const { identifier, code } = query.success ? query.data : {};
+    if (identifier && code) return page(ctx, 'password', { identifier, code });
+    return page(ctx, 'request', { identifier: identifier ?? '' });
+  });
+
+  router.post('/request', forms, async (ctx) => {
+    const form = requestForm.parse(ctx.request.body ?? {});
+    await attempt(
+      ctx,
+      async () => {
+        const outcome = await requestPasswordReset(deps, {
+          identifier: form.identifier,
+          transport: form.transport || undefined,
+          lang: ctx.params.lang!,
+          ip: requestInfo(ctx).ip,
+        });
+        if (outcome.status === 'choose_transport') {
+          return page(ctx, 'request', { identifier: form.identifier, transports: outcome.transports });
+        }
+        page(ctx, 'code', { identifier: form.identifier, sent: true });
+      },
+      (error) => page(ctx, 'request', { identifier: form.identifier }, error),
+    );
+  });
+
+  router.post('/code', forms, async (ctx) => {
+    const form = codeForm.parse(ctx.request.body ?? {});
+    await attempt(
+      ctx,
+      async () => {
+        await verifyPasswordResetCode(deps, { ...form, ip: requestInfo(ctx).ip });
+        page(ctx, 'password', form);
+      },
+      (error) =>
+        error.code === 'code_expired'
+          ? page(ctx, 'request', { identifier: form.identifier }, error)
+          : page(ctx, 'code', { identifier: form.identifier }, error),
+    );
+  });
+
+  router.post('/password', forms, async (ctx) => {
+    const form = passwordForm.parse(ctx.request.body ?? {});
+    await attempt(
+      ctx,
+      async () => {
+        await resetPassword(deps, { ...form, ...requestInfo(ctx) });
+        page(ctx, 'done');
+      },
+      (error) => {
+        if (error.code === 'code_expired')
+          return page(ctx, 'request', { identifier: form.identifier }, error);
+        if (error.code === 'invalid_code') return page(ctx, 'code', { identifier: form.identifier }, error);
+        page(ctx, 'password', { identifier: form.identifier, code: form.code }, error);
+      },
+    );
+  });
+
+  return router;
+}

@@ -1,0 +1,82 @@
+import { ApiError } from '../../http/api-error.js';
+import { auditEventTypes, writeAuditEvent } from '../audit/audit-log.js';
+import {
+  assertLoginAllowed,
+  recordLoginFailure,
+  releaseLoginAttempt,
+} from '../brute-force/login-protection.js';
+import { findUserById } from '../users/user.js';
+import { findPasswordHash, savePasswordHash } from './password-credential.js';
+import type { PasswordDeps } from './password-deps.js';
+import { hashPassword, verifyPassword } from './password-hash.js';
+import { assertPasswordAcceptable } from './password-policy.js';
+import { passwordMismatch } from './password-reset.js';
+
+export interface PasswordChange {
+  userId: string;
+  /** The session making the change: it stays; every other session of the user is revoked. */
+  sessionId: string | undefined;
+  currentPassword: string;
+  newPassword: string;
+  newPasswordConfirmation: string;
+  ip: string;
+  userAgent: string;
+}
+
+/**
+ * A signed-in user changes the password: the current one is checked under the same brute-force
+ * protection as a login (a stolen access token can't be used to guess it), the new one must pass the
+ * policy; then in one transaction the hash is replaced, the user's other sessions revoked and
+ * identity.password.changed written.
+ */
+export async function changePassword(
+  deps: PasswordDeps,
+  change: PasswordChange,
+): Promise<{ revokedSessions: number }> {
+  if (change.newPassword !== change.newPasswordConfirmation) throw passwordMismatch();
+  const user = await findUserById(deps.db, change.userId);
+  if (!user || user.status !== 'active') {
+    throw new ApiError(401, 'unauthorized', 'This account is not active.');
+  }
+  const storedHash = await findPasswordHash(deps.db, user.id);
+  if (!storedHash) {
+    throw new ApiError(
+      409,
+      'password_not_set',
+      'This account has no password yet. Set one with the forgotten-password path.',
+    );
+  }
+  const protection = { db: deps.db, clock: deps.clock };
+  const identifier = user.email ?? user.phone ?? '';
+  await assertLoginAllowed(protection, { userId: user.id, ip: change.ip });
+  if (!(await verifyPassword(storedHash, change.currentPassword))) {
+    await recordLoginFailure(protection, {
+      userId: user.id,
+      identifier,
+      ip: change.ip,
+      userAgent: change.userAgent,
+      method: 'password_change',
+    });
+    throw new ApiError(400, 'invalid_password', 'The current password is not right.');
+  }
+  await releaseLoginAttempt(protection, { userId: user.id, ip: change.ip });
+  assertPasswordAcceptable(change.newPassword, [user.email ?? '', user.phone ?? '']);
+  const hash = await hashPassword(change.newPassword);
+  return deps.db.transaction(async (trx) => {
+    const now = deps.clock.now();
+    await savePasswordHash(trx, user.id, hash, now);
+    const revokedSessions = await deps.revokeOtherSessions(trx, user.id, change.sessionId);
+    await writeAuditEvent(
+      trx,
+      {
+        type: auditEventTypes.passwordChanged,
+        userId: user.id,
+        ip: change.ip,
+        userAgent: change.userAgent,
+        details: { revokedSessions },
+      },
+      now,
+    );
+    return { revokedSessions };
+  });
+}

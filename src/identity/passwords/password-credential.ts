@@ -1,0 +1,21 @@
+import type { Queryable } from '../../db/database.js';
+
+/** The password credential of a user (table user_credentials, type password). */
+export async function findPasswordHash(db: Queryable, userId: string): Promise<string | undefined> {
+  const row: { secret_hash: string } | undefined = await db('user_credentials')
+    .where({ user_id: userId, type: 'password' })
+    .first('secret_hash');
+  return row?.secret_hash;
+}
+
+export async function savePasswordHash(
+  db: Queryable,
+  userId: string,
+  hash: string,
+  now: Date,
+): Promise<void> {
+  await db('user_credentials')
+    .insert({ user_id: userId, type: 'password', secret_hash: hash, created_at: now, updated_at: now })
+    .onConflict(['user_id', 'type'])
+    .merge({ secret_hash: hash, updated_at: now });
+}

@@ -1,0 +1,78 @@
+import { stringifySetCookie } from 'cookie';
+import type { Context } from 'koa';
+import { randomSecret, sha256 } from '../../crypto/digest.js';
+import type { Queryable } from '../../db/database.js';
+import type { RequestInfo } from '../auth-flow/step.js';
+
+/**
+ * A device binding (spec: device_binding): the server-side record of a browser or app, named by a random
+ * value in a long-lived httpOnly cookie (only its SHA-256 is stored). Saved accounts hang off it; it
+ * does not replace the refresh token and authenticates nothing by itself.
+ */
+export const deviceCookieName = 'service_id_device';
+const deviceCookieLifetimeSeconds = 400 * 24 * 60 * 60; // the longest lifetime browsers keep
+
+export interface DeviceBinding {
+  id: string;
+  /** Set when the binding was just created: the value to put in the cookie. */
+  newSecret?: string;
+}
+
+/** The live binding named by the presented cookie value, or a new one. */
+export async function deviceBindingFor(
+  db: Queryable,
+  presented: string | undefined,
+  request: RequestInfo,
+  now: Date,
+): Promise<DeviceBinding> {
+  if (presented) {
+    const [row] = (await db('device_bindings')
+      .where({ secret_hash: sha256(presented) })
+      .whereNull('revoked_at')
+      .update({ last_seen_at: now }, ['id'])) as { id: string }[];
+    if (row) return { id: row.id };
+  }
+  const secret = randomSecret(32);
+  const [row] = (await db('device_bindings').insert(
+    {
+      secret_hash: sha256(secret),
+      user_agent: request.userAgent,
+      ip_address: request.ip,
+      created_at: now,
+      last_seen_at: now,
+    },
+    ['id'],
+  )) as { id: string }[];
+  return { id: row!.id, newSecret: secret };
+}
+
+/** The binding a request's cookie names, without creating one. */
+export async function findDeviceBinding(
+  db: Queryable,
+  presented: string | undefined,
+): Promise<string | undefined> {
+  if (!presented) return undefined;
+  const row: { id: string } | undefined = await db('device_bindings')
+    .where({ secret_hash: sha256(presented) })
+    .whereNull('revoked_at')
+    .first('id');
+  return row?.id;
+}
+
+export function readDeviceCookie(ctx: Context): string | undefined {
+  return ctx.cookies.get(deviceCookieName, { signed: false }) || undefined;
+}
+
+/** Written like the refresh cookie (see refresh-cookie.ts for why not ctx.cookies); Lax: top-level pages read it. */
+export function setDeviceCookie(ctx: Context, secret: string): void {
+  ctx.append(
+    'Set-Cookie',
+    stringifySetCookie(deviceCookieName, secret, {
+      httpOnly: true,
+      secure: true,
+      sameSite: 'lax',
+      path: '/',
+      maxAge: deviceCookieLifetimeSeconds,
+    }),
+  );
+}

@@ -1,0 +1,89 @@
+import crypto from 'node:crypto';
+import { sha256 } from '../../crypto/digest.js';
+import type { Queryable } from '../../db/database.js';
+import { isUuid } from '../uuid.js';
+
+/**
+ * Main-auth refresh tokens (table refresh_tokens): a random UUID the client keeps in its cookie; only
+ * its SHA-256 is stored. Each is used once: a refresh revokes it and issues the next one.
+ */
+export interface RefreshToken {
+  id: string;
+  sessionId: string;
+  userId: string;
+  isRevoked: boolean;
+  expiresAt: Date;
+}
+
+interface RefreshTokenRow {
+  id: string;
+  session_id: string;
+  user_id: string;
+  is_revoked: boolean;
+  expires_at: Date;
+}
+
+const fromRow = (row: RefreshTokenRow): RefreshToken => ({
+  id: row.id,
+  sessionId: row.session_id,
+  userId: row.user_id,
+  isRevoked: row.is_revoked,
+  expiresAt: row.expires_at,
+});
+
+/** Stores a new token for the session; answers its id and the value for the cookie. */
+export async function issueRefreshToken(
+  db: Queryable,
+  session: { id: string; userId: string; expiresAt: Date },
+  now: Date,
+  id: string = crypto.randomUUID(),
+): Promise<{ id: string; value: string }> {
+  const value = crypto.randomUUID();
+  await db('refresh_tokens').insert({
+    id,
+    token_hash: sha256(value),
+    session_id: session.id,
+    user_id: session.userId,
+    // Absolute expiry: rotation never extends a session beyond its 30 days.
+    expires_at: session.expiresAt,
+    created_at: now,
+  });
+  return { id, value };
+}
+
+/** The token with this value in any state (revoked and expired included). */
+export async function findRefreshToken(db: Queryable, value: string): Promise<RefreshToken | undefined> {
+  if (!isUuid(value)) return undefined;
+  const row: RefreshTokenRow | undefined = await db('refresh_tokens')
+    .where({ token_hash: sha256(value) })
+    .first('id', 'session_id', 'user_id', 'is_revoked', 'expires_at');
+  return row ? fromRow(row) : undefined;
+}
+
+/**
+ * Uses the token up, as one compare-and-set: only a live token is revoked and returned. Of parallel
+ * requests presenting the same token, exactly one gets it; the others get undefined.
+ */
+export async function consumeRefreshToken(
+  db: Queryable,
+  value: string,
+  now: Date,
+): Promise<RefreshToken | undefined> {
+  if (!isUuid(value)) return undefined;
+  const [row] = (await db('refresh_tokens')
+    .where({ token_hash: sha256(value), is_revoked: false })
+    .where('expires_at', '>', now)
+    .update({ is_revoked: true, revoked_at: now }, [
+      'id',
+      'session_id',
+      'user_id',
+      'is_revoked',
+      'expires_at',
+    ])) as RefreshTokenRow[];
+  return row ? fromRow(row) : undefined;
+}
+
+/** Links a rotated token to its successor (the rotation chain). */
+export async function recordReplacement(db: Queryable, tokenId: string, replacedById: string): Promise<void> {
+  await db('refresh_tokens').where({ id: tokenId }).update({ replaced_by_id: replacedById });
+}

@@ -1,0 +1,34 @@
+import type { Middleware } from 'koa';
+import type { Clock } from '../../clock.js';
+import type { Database } from '../../db/database.js';
+import { ApiError } from '../../http/api-error.js';
+import { principalOf } from '../../http/bearer-auth.js';
+import { findActiveSession, type Session } from './sessions.js';
+
+export interface ActiveSessionState {
+  session: Session;
+}
+
+/**
+ * After requireAccessToken(['main-auth']): the token's session must still be live. Access tokens are
+ * self-contained for 15 minutes; the security settings (sessions, sign-in methods) check the session
+ * too, so a revoked session can't be used to manage the account in the meantime.
+ */
+export function requireActiveSession(db: Database, clock: Clock): Middleware {
+  return async function activeSession(ctx, next) {
+    const principal = principalOf(ctx);
+    const sessionId = principal.kind === 'user' ? principal.sessionId : undefined;
+    const session = sessionId ? await findActiveSession(db, sessionId, clock.now()) : undefined;
+    if (!session || principal.kind !== 'user' || session.userId !== principal.userId) {
+      throw new ApiError(401, 'session_ended', 'This session has ended. Sign in again.');
+    }
+    (ctx.state as ActiveSessionState).session = session;
+    await next();
+  };
+}
+
+export function activeSessionOf(ctx: { state: unknown }): Session {
+  const session = (ctx.state as Partial<ActiveSessionState>).session;
+  if (!session) throw new Error('activeSessionOf used on a route without requireActiveSession');
+  return session;
+}

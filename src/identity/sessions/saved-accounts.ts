@@ -1,0 +1,84 @@
+import type { Queryable } from '../../db/database.js';
+import type { User } from '../users/user.js';
+import { isUuid } from '../uuid.js';
+
+/**
+ * Accounts saved on a device (table saved_accounts): the login screen lists them. The server is the
+ * source of truth; the display snapshot (contact, name, avatar) is refreshed at every sign-in. No
+ * password or token is ever kept here.
+ */
+export interface SavedAccount {
+  id: string;
+  userId: string;
+  email: string | null;
+  phone: string | null;
+  firstName: string | null;
+  lastName: string | null;
+  avatarUrl: string | null;
+  lastUsedAt: Date;
+}
+
+interface SavedAccountRow {
+  id: string;
+  user_id: string;
+  email: string | null;
+  phone: string | null;
+  first_name: string | null;
+  last_name: string | null;
+  avatar_url: string | null;
+  last_used_at: Date;
+}
+
+/** Saves (or refreshes and re-lists, if the user had removed it) the account on the device. */
+export async function saveAccountOnDevice(
+  db: Queryable,
+  deviceBindingId: string,
+  user: User,
+  now: Date,
+): Promise<void> {
+  const snapshot = {
+    email: user.email,
+    phone: user.phone,
+    first_name: user.givenName,
+    last_name: user.familyName,
+    avatar_url: user.picture,
+    last_used_at: now,
+    revoked_at: null,
+  };
+  await db('saved_accounts')
+    .insert({ device_binding_id: deviceBindingId, user_id: user.id, created_at: now, ...snapshot })
+    .onConflict(['device_binding_id', 'user_id'])
+    .merge(snapshot);
+}
+
+export async function listSavedAccounts(db: Queryable, deviceBindingId: string): Promise<SavedAccount[]> {
+  const rows: SavedAccountRow[] = await db('saved_accounts')
+    .where({ device_binding_id: deviceBindingId })
+    .whereNull('revoked_at')
+    .orderBy('last_used_at', 'desc');
+  return rows.map((row) => ({
+    id: row.id,
+    userId: row.user_id,
+    email: row.email,
+    phone: row.phone,
+    firstName: row.first_name,
+    lastName: row.last_name,
+    avatarUrl: row.avatar_url,
+    lastUsedAt: row.last_used_at,
+  }));
+}
+
+/** The user removes an account from the device's list; false when there is no such live entry. */
+export async function removeSavedAccount(
+  db: Queryable,
+  deviceBindingId: string,
+  savedAccountId: string,
+  now: Date,
+): Promise<boolean> {
+  if (!isUuid(savedAccountId)) return false;
+  const changed = await db('saved_accounts')
+    .where({ id: savedAccountId, device_binding_id: deviceBindingId })
+    .whereNull('revoked_at')
+    .update({ revoked_at: now });
+  return changed > 0;
+}

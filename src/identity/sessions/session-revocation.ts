@@ -1,0 +1,87 @@
+import type { Database } from '../../db/database.js';
+import { auditEventTypes, writeAuditEvent } from '../audit/audit-log.js';
+import type { RequestInfo } from '../auth-flow/step.js';
+import { findRefreshToken } from './refresh-tokens.js';
+import { revokeSession, revokeUserSessions } from './sessions.js';
+
+/**
+ * Revocations a user asks for (logout, one session, all others), each written to the audit log as
+ * identity.session.revoked in the same transaction as the revocation.
+ */
+function audit(
+  trx: Parameters<typeof writeAuditEvent>[0],
+  userId: string,
+  request: RequestInfo,
+  details: Record<string, unknown>,
+  now: Date,
+) {
+  return writeAuditEvent(
+    trx,
+    { type: auditEventTypes.sessionRevoked, userId, ip: request.ip, userAgent: request.userAgent, details },
+    now,
+  );
+}
+
+/** DELETE /security/sessions/:id: false when it is not the user's live session. */
+export async function revokeSessionOfUser(
+  db: Database,
+  revocation: { userId: string; sessionId: string; request: RequestInfo },
+  now: Date,
+): Promise<boolean> {
+  return db.transaction(async (trx) => {
+    const revoked = await revokeSession(trx, revocation.userId, revocation.sessionId, 'revoked_by_user', now);
+    if (revoked) {
+      await audit(
+        trx,
+        revocation.userId,
+        revocation.request,
+        { sessionIds: [revocation.sessionId], reason: 'revoked_by_user' },
+        now,
+      );
+    }
+    return revoked;
+  });
+}
+
+/** POST /security/sessions/revoke-all: every live session but the current one; answers how many. */
+export async function revokeOtherSessionsOfUser(
+  db: Database,
+  revocation: { userId: string; currentSessionId: string; request: RequestInfo },
+  now: Date,
+): Promise<number> {
+  return db.transaction(async (trx) => {
+    const count = await revokeUserSessions(
+      trx,
+      revocation.userId,
+      { exceptSessionId: revocation.currentSessionId, reason: 'revoked_by_user' },
+      now,
+    );
+    if (count > 0) {
+      await audit(
+        trx,
+        revocation.userId,
+        revocation.request,
+        { count, reason: 'revoke_all', keptSessionId: revocation.currentSessionId },
+        now,
+      );
+    }
+    return count;
+  });
+}
+
+/** POST /auth/logout: ends the session of a live refresh token (nothing to do for any other). */
+export async function logOut(
+  db: Database,
+  presented: string,
+  request: RequestInfo,
+  now: Date,
+): Promise<boolean> {
+  const token = await findRefreshToken(db, presented);
+  if (!token || token.isRevoked) return false;
+  return db.transaction(async (trx) => {
+    const revoked = await revokeSession(trx, token.userId, token.sessionId, 'logout', now);
+    if (revoked)
+      await audit(trx, token.userId, request, { sessionIds: [token.sessionId], reason: 'logout' }, now);
+    return revoked;
+  });
+}

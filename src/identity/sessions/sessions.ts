@@ -1,0 +1,183 @@
+import type { Queryable } from '../../db/database.js';
+import { isUuid } from '../uuid.js';
+
+/** Lifetime of a main-auth session and of its refresh tokens (spec: Limits). */
+export const sessionLifetimeMs = 30 * 24 * 60 * 60 * 1000;
+
+/** A main-auth session: one per successful login (table sessions). */
+export interface Session {
+  id: string;
+  userId: string;
+  refreshTokenId: string | null;
+  deviceBindingId: string | null;
+  userAgent: string;
+  ipAddress: string;
+  browserName: string;
+  authMethod: string;
+  authTime: Date;
+  lastActivityAt: Date;
+  expiresAt: Date;
+  isRevoked: boolean;
+  createdAt: Date;
+}
+
+interface SessionRow {
+  id: string;
+  user_id: string;
+  refresh_token_id: string | null;
+  device_binding_id: string | null;
+  user_agent: string;
+  ip_address: string;
+  browser_name: string;
+  auth_method: string;
+  auth_time: Date;
+  last_activity_at: Date;
+  expires_at: Date;
+  is_revoked: boolean;
+  created_at: Date;
+}
+
+function fromRow(row: SessionRow): Session {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    refreshTokenId: row.refresh_token_id,
+    deviceBindingId: row.device_binding_id,
+    userAgent: row.user_agent,
+    ipAddress: row.ip_address,
+    browserName: row.browser_name,
+    authMethod: row.auth_method,
+    authTime: row.auth_time,
+    lastActivityAt: row.last_activity_at,
+    expiresAt: row.expires_at,
+    isRevoked: row.is_revoked,
+    createdAt: row.created_at,
+  };
+}
+
+export interface NewSession {
+  /** Chosen by the caller so the session and its first refresh token can name each other in one insert each. */
+  id: string;
+  refreshTokenId: string;
+  userId: string;
+  deviceBindingId?: string | undefined;
+  userAgent: string;
+  ipAddress: string;
+  browserName: string;
+  authMethod: string;
+}
+
+export async function insertSession(db: Queryable, session: NewSession, now: Date): Promise<Session> {
+  const [row] = await db('sessions').insert(
+    {
+      id: session.id,
+      refresh_token_id: session.refreshTokenId,
+      user_id: session.userId,
+      device_binding_id: session.deviceBindingId ?? null,
+      user_agent: session.userAgent,
+      ip_address: session.ipAddress,
+      browser_name: session.browserName,
+      auth_method: session.authMethod,
+      auth_time: now,
+      last_activity_at: now,
+      expires_at: new Date(now.getTime() + sessionLifetimeMs),
+      created_at: now,
+    },
+    '*',
+  );
+  return fromRow(row as SessionRow);
+}
+
+/** The session if it is live: not revoked, not expired. */
+export async function findActiveSession(
+  db: Queryable,
+  sessionId: string,
+  now: Date,
+): Promise<Session | undefined> {
+  if (!isUuid(sessionId)) return undefined;
+  const row: SessionRow | undefined = await db('sessions')
+    .where({ id: sessionId, is_revoked: false })
+    .where('expires_at', '>', now)
+    .first();
+  return row ? fromRow(row) : undefined;
+}
+
+export async function listActiveSessions(db: Queryable, userId: string, now: Date): Promise<Session[]> {
+  const rows: SessionRow[] = await db('sessions')
+    .where({ user_id: userId, is_revoked: false })
+    .where('expires_at', '>', now)
+    .orderBy([{ column: 'last_activity_at', order: 'desc' }, { column: 'id' }]);
+  return rows.map(fromRow);
+}
+
+/** Records a refresh: the session's current token and its last activity. */
+export async function touchSession(
+  db: Queryable,
+  sessionId: string,
+  refreshTokenId: string,
+  now: Date,
+): Promise<void> {
+  await db('sessions')
+    .where({ id: sessionId })
+    .update({ refresh_token_id: refreshTokenId, last_activity_at: now });
+}
+
+/**
+ * Revokes live sessions (with all their refresh tokens) matching `where`; answers the ids revoked. The
+ * `is_revoked = false` condition makes it idempotent and race-free: a session is counted once.
+ */
+async function revokeSessionsWhere(
+  db: Queryable,
+  where: { userId: string; sessionId?: string; exceptSessionId?: string | undefined },
+  reason: string,
+  now: Date,
+): Promise<string[]> {
+  let query = db('sessions').where({ user_id: where.userId, is_revoked: false });
+  if (where.sessionId !== undefined) query = query.where({ id: where.sessionId });
+  if (where.exceptSessionId !== undefined) query = query.whereNot({ id: where.exceptSessionId });
+  const rows: { id: string }[] = await query.update(
+    { is_revoked: true, revoked_at: now, revoked_reason: reason.slice(0, 100) },
+    ['id'],
+  );
+  const ids = rows.map((row) => row.id);
+  if (ids.length > 0) {
+    await db('refresh_tokens')
+      .whereIn('session_id', ids)
+      .where({ is_revoked: false })
+      .update({ is_revoked: true, revoked_at: now });
+  }
+  return ids;
+}
+
+/** Revokes one session of the user; false when it is not theirs or no longer live. */
+export async function revokeSession(
+  db: Queryable,
+  userId: string,
+  sessionId: string,
+  reason: string,
+  now: Date,
+): Promise<boolean> {
+  if (!isUuid(sessionId)) return false;
+  return (await revokeSessionsWhere(db, { userId, sessionId }, reason, now)).length > 0;
+}
+
+/**
+ * Revokes the user's sessions, all or all but one (spec: revoke-all keeps the current one; a password
+ * reset revokes the others). Answers how many were revoked.
+ */
+export async function revokeUserSessions(
+  db: Queryable,
+  userId: string,
+  options: { exceptSessionId?: string; reason: string },
+  now: Date,
+): Promise<number> {
+  const except = options.exceptSessionId;
+  return (
+    await revokeSessionsWhere(
+      db,
+      { userId, exceptSessionId: except !== undefined && isUuid(except) ? except : undefined },
+      options.reason,
+      now,
+    )
+  ).length;
+}

@@ -1,0 +1,59 @@
+import crypto from 'node:crypto';
+import type { Queryable } from '../../db/database.js';
+import type { RequestInfo } from '../auth-flow/step.js';
+import { browserNameOf } from './browser-name.js';
+import { accessTokenForSession, type MainAuthSigning } from './main-auth-tokens.js';
+import { issueRefreshToken } from './refresh-tokens.js';
+import { insertSession, type Session } from './sessions.js';
+
+/** What a successful login or refresh hands to the client. */
+export interface SessionTokens {
+  session: Session;
+  accessToken: string;
+  expiresIn: number;
+  /** Goes only into the httpOnly cookie, never into a response body. */
+  refreshToken: { value: string; expiresAt: Date };
+}
+
+export interface SignIn {
+  userId: string;
+  /** The methods the login proved (amr values, e.g. pwd, otp), recorded as the session's auth_method. */
+  authMethods: string[];
+  request: RequestInfo;
+  deviceBindingId?: string | undefined;
+}
+
+/**
+ * Starts a main-auth session after a successful login: the session record, its first refresh token
+ * and an access token. Runs inside the caller's transaction (the one that ends the auth flow).
+ */
+export async function startSession(
+  trx: Queryable,
+  signing: MainAuthSigning,
+  signIn: SignIn,
+  now: Date,
+): Promise<SessionTokens> {
+  const refreshTokenId = crypto.randomUUID();
+  const session = await insertSession(
+    trx,
+    {
+      id: crypto.randomUUID(),
+      refreshTokenId,
+      userId: signIn.userId,
+      deviceBindingId: signIn.deviceBindingId,
+      userAgent: signIn.request.userAgent,
+      ipAddress: signIn.request.ip,
+      browserName: browserNameOf(signIn.request.userAgent),
+      authMethod: signIn.authMethods.join('+') || 'unknown',
+    },
+    now,
+  );
+  const refreshToken = await issueRefreshToken(trx, session, now, refreshTokenId);
+  const access = await accessTokenForSession(trx, signing, session, refreshToken.id, now);
+  return {
+    session,
+    accessToken: access.token,
+    expiresIn: access.expiresIn,
+    refreshToken: { value: refreshToken.value, expiresAt: session.expiresAt },
+  };
+}

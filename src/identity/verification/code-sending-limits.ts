@@ -1,0 +1,37 @@
+import { tooManyRequests } from '../../http/api-error.js';
+import { RateLimitExceeded, type RateLimitRule, type RateLimits } from '../../http/rate-limit.js';
+
+/** Spec (Limits, code sending): 3 codes per identifier per 10 minutes, 10 per IP, 60 s between resends. */
+export const codeSendingLimits = {
+  perIdentifier: { name: 'code-send-identifier', points: 3, durationSeconds: 600 },
+  perIp: { name: 'code-send-ip', points: 10, durationSeconds: 600 },
+  resendCooldown: { name: 'code-send-cooldown', points: 1, durationSeconds: 60 },
+} satisfies Record<string, RateLimitRule>;
+
+export const resendAfterSeconds = codeSendingLimits.resendCooldown.durationSeconds;
+
+/**
+ * Counts one code about to be sent against the three limits (atomic counters of the shared store), in
+ * this order: the IP (it made the request, whatever happens next), the resend cooldown (so a too-early
+ * resend does not spend the identifier's budget), then the identifier. 429 with Retry-After otherwise.
+ */
+export async function enforceCodeSendingLimits(
+  rateLimits: RateLimits,
+  request: { identifier: string; ip: string },
+): Promise<void> {
+  try {
+    await rateLimits.consume(codeSendingLimits.perIp, request.ip);
+    await rateLimits.consume(codeSendingLimits.resendCooldown, request.identifier);
+    await rateLimits.consume(codeSendingLimits.perIdentifier, request.identifier);
+  } catch (error) {
+    if (error instanceof RateLimitExceeded) {
+      const wait = error.retryAfterSeconds;
+      const message =
+        error.rule.name === codeSendingLimits.resendCooldown.name
+          ? `A code was just sent. You can ask for another one in ${wait} seconds.`
+          : `Too many codes were requested. Try again in ${wait} seconds.`;
+      throw tooManyRequests(wait, message);
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,125 @@
+import { ApiError } from '../../http/api-error.js';
+import { auditEventTypes, writeAuditEvent } from '../audit/audit-log.js';
+import { endpointLimits, enforceEndpointLimit } from '../brute-force/endpoint-limits.js';
+import { requireIdentifier } from '../passwords/password-reset.js';
+import type { Identifier } from '../users/contact.js';
+import { findUserById, findUserByIdentifier, type User } from '../users/user.js';
+import { setVerifiedContact } from './verified-contact-record.js';
+import {
+  checkVerificationCode,
+  confirmVerificationCode,
+  sendVerificationCode,
+  type VerificationDeps,
+} from './verification-codes.js';
+
+/** Replacing a confirmed email or phone needs an authentication this recent (ASVS 7.5.1). */
+export const contactChangeMaxAuthAgeSeconds = 15 * 60;
+
+export interface ContactRequester {
+  userId: string;
+  /** Epoch seconds of the requester's last authentication (from the access token). */
+  authTime: number | undefined;
+  ip: string;
+  userAgent: string;
+}
+
+function currentContact(user: User, identifier: Identifier) {
+  return identifier.kind === 'email'
+    ? { value: user.email, verified: user.emailVerified }
+    : { value: user.phone, verified: user.phoneVerified };
+}
+
+async function activeUser(deps: VerificationDeps, userId: string): Promise<User> {
+  const user = await findUserById(deps.db, userId);
+  if (!user || user.status !== 'active')
+    throw new ApiError(401, 'unauthorized', 'This account is not active.');
+  return user;
+}
+
+const identifierTaken = () =>
+  new ApiError(409, 'identifier_taken', 'Another account uses this email or phone.');
+
+/**
+ * Adding (or confirming) an email or phone on one's own account, step 1: a contact_verify code sent to
+ * it. Refused when another account has it, when it is already confirmed here, and (re-authentication)
+ * when it would replace a confirmed contact and the last sign-in is older than 15 minutes.
+ */
+export async function sendContactVerification(
+  deps: VerificationDeps,
+  requester: ContactRequester,
+  request: { identifier: string; transport?: string | undefined },
+): Promise<{ expiresAt: Date; resendAfterSeconds: number }> {
+  const identifier = requireIdentifier(request.identifier);
+  await enforceEndpointLimit(
+    deps.rateLimits,
+    endpointLimits.verifySend,
+    `${requester.ip}|${identifier.value}`,
+  );
+  const user = await activeUser(deps, requester.userId);
+  const owner = await findUserByIdentifier(deps.db, identifier);
+  if (owner && owner.id !== user.id) throw identifierTaken();
+  const current = currentContact(user, identifier);
+  if (current.value === identifier.value && current.verified) {
+    throw new ApiError(409, 'already_verified', 'This contact is already confirmed on your account.');
+  }
+  if (current.value !== null && current.value !== identifier.value && current.verified) {
+    const age = Math.floor(deps.clock.now().getTime() / 1000) - (requester.authTime ?? 0);
+    if (age > contactChangeMaxAuthAgeSeconds) {
+      throw new ApiError(
+        401,
+        'reauthentication_required',
+        'Sign in again to replace a confirmed email or phone.',
+        { maxAgeSeconds: contactChangeMaxAuthAgeSeconds },
+      );
+    }
+  }
+  return sendVerificationCode(deps, {
+    identifier,
+    purpose: 'contact_verify',
+    ip: requester.ip,
+    userId: user.id,
+    transport: request.transport,
+  });
+}
+
+/**
+ * Step 2: the code. The contact becomes the user's confirmed email or phone (replacing the previous
+ * one), in one transaction with the code's redemption and identity.contact.verified.
+ */
+export async function confirmContact(
+  deps: VerificationDeps,
+  requester: ContactRequester,
+  request: { identifier: string; code: string },
+): Promise<{ kind: Identifier['kind']; value: string }> {
+  const identifier = requireIdentifier(request.identifier);
+  const code = {
+    identifier: identifier.value,
+    purpose: 'contact_verify' as const,
+    code: request.code,
+    userId: requester.userId,
+  };
+  // Wrong codes are counted here, outside the transaction, so no rollback can undo them.
+  await checkVerificationCode(deps, code);
+  const user = await activeUser(deps, requester.userId);
+  const previous = currentContact(user, identifier).value;
+  await deps.db.transaction(async (trx) => {
+    await confirmVerificationCode(deps, code, trx);
+    if (!(await setVerifiedContact(trx, user.id, identifier, deps.clock.now()))) throw identifierTaken();
+    await writeAuditEvent(
+      trx,
+      {
+        type: auditEventTypes.contactVerified,
+        userId: user.id,
+        ip: requester.ip,
+        userAgent: requester.userAgent,
+        details: {
+          kind: identifier.kind,
+          value: identifier.value,
+          ...(previous && previous !== identifier.value ? { replaced: previous } : {}),
+        },
+      },
+      deps.clock.now(),
+    );
+  });
+  return identifier;
+}

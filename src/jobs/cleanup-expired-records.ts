@@ -1,0 +1,85 @@
+import type { Knex } from 'knex';
+import type { Clock } from '../clock.js';
+import type { Database, Queryable } from '../db/database.js';
+import { retiredKeyPublishedForMs } from '../keys/signing-keys.js';
+import type { Logger } from '../logger.js';
+
+/** One part of the cleanup: removes records of one kind that are useless now. */
+export interface CleanupTask {
+  name: string;
+  run(db: Queryable, now: Date): Promise<unknown>;
+}
+
+/** Deletes the rows of `table` that `expired` selects; reports how many. */
+export function expiredRows(
+  table: string,
+  expired: (query: Knex.QueryBuilder, now: Date) => Knex.QueryBuilder,
+): CleanupTask {
+  return { name: table, run: (db, now) => expired(db(table), now).delete() };
+}
+
+export const cleanupTasks: CleanupTask[] = [
+  expiredRows('authorization_codes', (query, now) => query.where('expires_at', '<', now)),
+  // Revoked and rotated-out refresh tokens stay until their expiry: reuse detection needs them.
+  expiredRows('oauth_refresh_tokens', (query, now) => query.where('expires_at', '<', now)),
+  // Engine sessions, interactions, grants, replay records.
+  expiredRows('oidc_payloads', (query, now) => query.where('expires_at', '<', now)),
+  expiredRows('auth_flow_sessions', (query, now) => query.where('expires_at', '<', now)),
+  expiredRows('rate_limits', (query, now) => query.where('expire', '<', now.getTime())),
+  expiredRows('signing_keys', (query, now) =>
+    query.where('retired_at', '<', new Date(now.getTime() - retiredKeyPublishedForMs)),
+  ),
+];
+
+export const cleanupIntervalMs = 60 * 60 * 1000;
+// Any constant: nodes agree on it, so only one runs the cleanup at a time.
+const cleanupLockKey = 4_711_2026;
+
+/**
+ * Deletes expired codes, tokens, sessions, interactions, flow sessions and rate-limit counters (and
+ * whatever other tasks are given). Safe when several nodes run it: a transaction-scoped advisory lock
+ * lets one node do the work; the others skip. Returns what each task removed, or undefined when another
+ * node held the lock.
+ */
+export async function cleanupExpiredRecords(
+  db: Database,
+  now: Date,
+  tasks: CleanupTask[] = cleanupTasks,
+): Promise<Record<string, unknown> | undefined> {
+  return db.transaction(async (trx) => {
+    const { rows } = (await trx.raw('select pg_try_advisory_xact_lock(?) as locked', [cleanupLockKey])) as {
+      rows: { locked: boolean }[];
+    };
+    if (!rows[0]?.locked) return undefined;
+    const removed: Record<string, unknown> = {};
+    for (const task of tasks) removed[task.name] = await task.run(trx, now);
+    return removed;
+  });
+}
+
+/** Runs the cleanup every hour (and once a minute after start) until stopped. */
+export function scheduleCleanup(
+  db: Database,
+  clock: Clock,
+  logger: Logger,
+  tasks: CleanupTask[] = cleanupTasks,
+): { stop(): void } {
+  const run = async () => {
+    try {
+      const deleted = await cleanupExpiredRecords(db, clock.now(), tasks);
+      if (deleted) logger.info({ deleted }, 'expired records cleaned up');
+    } catch (error) {
+      logger.error({ err: error }, 'cleanup of expired records failed');
+    }
+  };
+  const first = setTimeout(run, 60_000);
+  const hourly = setInterval(run, cleanupIntervalMs);
+  first.unref();
+  hourly.unref();
+  return {
+    stop() {
+      clearTimeout(first);
+      clearInterval(hourly);
+    },
+  };
+}

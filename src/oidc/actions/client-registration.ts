@@ -1,0 +1,92 @@
+import type Router from '@koa/router';
+import { z } from 'zod';
+import type { Clock } from '../../clock.js';
+import type { Database } from '../../db/database.js';
+import { ApiError } from '../../http/api-error.js';
+import {
+  principalOf,
+  requireAccessToken,
+  requirePermission,
+  requireRecentAuthentication,
+} from '../../http/bearer-auth.js';
+import { jsonApiRouter } from '../../http/json-api.js';
+import type { Logger } from '../../logger.js';
+import type { TokenVerification } from '../../tokens/principal.js';
+import {
+  clientTypes,
+  clientView,
+  createClient,
+  grantTypes,
+  newClientSchema,
+} from '../models/oauth-client.js';
+
+/** Re-authentication window of client management (spec: re-authentication; ours: 5 minutes). */
+export const clientManagementMaxAuthAgeSeconds = 5 * 60;
+
+const registrationRequest = z.object({
+  name: z.string(),
+  type: z.enum(clientTypes),
+  redirect_uris: z.array(z.string()).optional(),
+  post_logout_redirect_uris: z.array(z.string()).optional(),
+  scopes: z.array(z.string()),
+  grant_types: z.array(z.enum(grantTypes)).optional(),
+});
+
+/**
+ * POST /oauth/clients/register: an administrator registers a client. Needs an ecosystem user access
+ * token with identity.oauth_clients.manage and an authentication of the last 5 minutes. The spec's
+ * client rules are enforced by the client model (public: no secret, PKCE; confidential: secret shown
+ * once, here; service clients: client_credentials only, no redirects, service:<catalogue> scopes).
+ * Not RFC 7591 open registration: there is no unauthenticated registration.
+ */
+export function clientRegistrationRoutes(deps: {
+  db: Database;
+  clock: Clock;
+  tokenVerification: TokenVerification;
+  logger: Logger;
+}): Router {
+  const router = jsonApiRouter('/oauth/clients', deps.logger);
+  router.post(
+    '/register',
+    requireAccessToken(deps.tokenVerification, ['main-auth', 'oauth-user']),
+    requirePermission('identity.oauth_clients.manage'),
+    requireRecentAuthentication(clientManagementMaxAuthAgeSeconds, () => deps.clock.now()),
+    async (ctx) => {
+      const principal = principalOf(ctx);
+      const body = registrationRequest.parse(ctx.request.body ?? {});
+      const parsed = newClientSchema.safeParse({
+        name: body.name,
+        type: body.type,
+        redirectUris: body.redirect_uris,
+        postLogoutRedirectUris: body.post_logout_redirect_uris,
+        scopes: body.scopes,
+        grantTypes: body.grant_types,
+        ownerId: principal.kind === 'user' ? principal.userId : null,
+      });
+      if (!parsed.success) {
+        const names: Record<string, string> = {
+          redirectUris: 'redirect_uris',
+          postLogoutRedirectUris: 'post_logout_redirect_uris',
+          grantTypes: 'grant_types',
+        };
+        throw new ApiError(
+          400,
+          'invalid_client_metadata',
+          'The client registration is not valid.',
+          parsed.error.issues.map((issue) => ({
+            path: [names[String(issue.path[0])] ?? issue.path[0], ...issue.path.slice(1)].join('.'),
+            message: issue.message,
+          })),
+        );
+      }
+      const { client, clientSecret } = await createClient(deps.db, parsed.data);
+      ctx.status = 201;
+      ctx.set('Cache-Control', 'no-store');
+      ctx.body = {
+        ...clientView(client),
+        ...(clientSecret ? { client_secret: clientSecret } : {}),
+      };
+    },
+  );
+  return router;
+}

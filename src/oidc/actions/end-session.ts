@@ -1,0 +1,59 @@
+import Router from '@koa/router';
+import type { Clock } from '../../clock.js';
+import type { Database } from '../../db/database.js';
+import { renderPage } from '../../http/pages.js';
+import type { PublishedKeySet } from '../../keys/published-key-set.js';
+import { verifyIdTokenHint, type IdTokenHint } from '../../tokens/id-token-hint.js';
+import { revokeRefreshTokensOf } from '../models/oauth-refresh-token.js';
+import { oauthRoutes } from '../provider.js';
+
+/** What the logout pages need to know about the request (kept in ctx.state). */
+export interface LogoutState {
+  logoutHint?: IdTokenHint;
+}
+
+/**
+ * GET /oauth/end_session, in front of the engine's RP-initiated logout:
+ *
+ * 1. the id_token_hint is verified here against the published key set, so a hint signed by a key
+ *    replaced in the last 24 hours still works (the engine only knows the current key); an invalid
+ *    hint is an error page, never a redirect. The engine then gets `client_id` instead, and checks the
+ *    post_logout_redirect_uri against the client's list and ends the browser session.
+ * 2. with a valid hint, all OAuth refresh tokens of that user and client are revoked (offline ones
+ *    too, which the engine's logout leaves alone).
+ *
+ * Without a hint the logout page asks the user to confirm (ASVS 10.6.2: no forced logout by a third party).
+ */
+export function endSessionRoutes(deps: {
+  db: Database;
+  clock: Clock;
+  keySet: PublishedKeySet;
+  issuer: string;
+}): Router {
+  const router = new Router();
+  router.get(oauthRoutes.end_session, async (ctx, next) => {
+    const hint = typeof ctx.query.id_token_hint === 'string' ? ctx.query.id_token_hint : undefined;
+    if (hint !== undefined) {
+      const verified = await verifyIdTokenHint(hint, deps.keySet, deps.issuer);
+      const clientId = ctx.query.client_id;
+      if (!verified || (clientId !== undefined && clientId !== verified.clientId)) {
+        renderPage(
+          ctx,
+          'error',
+          { error: 'invalid_request', description: 'The id_token_hint is not valid.' },
+          400,
+        );
+        return;
+      }
+      const { id_token_hint: _verified, ...rest } = ctx.query;
+      ctx.query = { ...rest, client_id: verified.clientId };
+      (ctx.state as LogoutState).logoutHint = verified;
+    }
+    await next();
+    const verified = (ctx.state as LogoutState).logoutHint;
+    if (verified && ctx.status < 400) {
+      await revokeRefreshTokensOf(deps.db, verified.userId, verified.clientId, deps.clock.now());
+    }
+  });
+  return router;
+}

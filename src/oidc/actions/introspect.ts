@@ -1,0 +1,118 @@
+import Router from '@koa/router';
+import { bodyParser } from '@koa/bodyparser';
+import type { Client, Provider } from 'oidc-provider';
+import { z } from 'zod';
+import type { Clock } from '../../clock.js';
+import type { Config } from '../../config.js';
+import type { Database } from '../../db/database.js';
+import type { PublishedKeySet } from '../../keys/published-key-set.js';
+import type { Logger } from '../../logger.js';
+import { InvalidAccessTokenError, verifyOAuthAccessToken } from '../../tokens/oauth-access-token.js';
+import { ActiveUserCache } from '../active-user-cache.js';
+import { authenticateClientWithBasic } from '../client-authentication.js';
+import { findActiveRefreshToken } from '../models/oauth-refresh-token.js';
+import { OAuthError, oauthErrors } from '../oauth-error.js';
+import { oauthRoutes } from '../provider.js';
+
+const introspectionRequest = z.object({
+  token: z.string().min(1).max(4096),
+  token_type_hint: z.string().max(50).optional(),
+});
+
+type Introspection =
+  | { active: false }
+  | {
+      active: true;
+      sub: string;
+      client_id: string;
+      scope: string;
+      exp: number;
+      iat: number;
+      iss: string;
+      token_type: 'Bearer';
+    };
+
+const inactive: Introspection = { active: false };
+
+/**
+ * POST /oauth/introspect (RFC 7662), the client authenticated with HTTP Basic. Active JWT access
+ * tokens and refresh tokens get the spec's fields; anything invalid, expired, revoked, from another
+ * issuer or not visible to the caller gets `{"active":false}` only.
+ *
+ * Who sees what: a client sees its own tokens; a service client (client_credentials, i.e. a resource
+ * server) also sees other clients' access tokens. Refresh tokens are only ever visible to their client.
+ */
+export function introspectionRoutes(deps: {
+  config: Config;
+  db: Database;
+  clock: Clock;
+  provider: Provider;
+  keySet: PublishedKeySet;
+  logger: Logger;
+}): Router {
+  const { config, db, clock, provider, keySet } = deps;
+  const activeUsers = new ActiveUserCache(db);
+  const router = new Router();
+
+  const introspectAccessToken = async (token: string, caller: Client): Promise<Introspection> => {
+    let claims;
+    try {
+      claims = await verifyOAuthAccessToken(token, keySet, {
+        issuer: config.issuer,
+        audience: config.apiAudience,
+      });
+    } catch (error) {
+      if (error instanceof InvalidAccessTokenError) return inactive;
+      throw error;
+    }
+    const isResourceServer = caller.grantTypeAllowed('client_credentials');
+    if (claims.client_id !== caller.clientId && !isResourceServer) return inactive;
+    // A user's token dies with the user's account.
+    if (!claims.serviceClient && !(await activeUsers.isActive(claims.sub))) return inactive;
+    return {
+      active: true,
+      sub: claims.sub,
+      client_id: claims.client_id,
+      scope: claims.scope ?? '',
+      exp: claims.exp!,
+      iat: claims.iat!,
+      iss: claims.iss!,
+      token_type: 'Bearer',
+    };
+  };
+
+  const introspectRefreshToken = async (token: string, caller: Client): Promise<Introspection> => {
+    const refreshToken = await findActiveRefreshToken(db, token, clock.now());
+    if (!refreshToken || refreshToken.clientId !== caller.clientId) return inactive;
+    if (!(await activeUsers.isActive(refreshToken.userId))) return inactive;
+    const epoch = (date: Date) => Math.floor(date.getTime() / 1000);
+    return {
+      active: true,
+      sub: refreshToken.userId,
+      client_id: refreshToken.clientId,
+      scope: refreshToken.scopes.join(' '),
+      exp: epoch(refreshToken.expiresAt),
+      iat: epoch(refreshToken.issuedAt),
+      iss: config.issuer,
+      token_type: 'Bearer',
+    };
+  };
+
+  router.post(
+    oauthRoutes.introspection,
+    oauthErrors(deps.logger),
+    bodyParser({ enableTypes: ['form'], formLimit: '56kb' }),
+    async (ctx) => {
+      const caller = await authenticateClientWithBasic(ctx, provider);
+      const parsed = introspectionRequest.safeParse(ctx.request.body ?? {});
+      if (!parsed.success) throw new OAuthError(400, 'invalid_request', 'the token parameter is required');
+      const { token } = parsed.data;
+      const looksLikeJwt = token.split('.').length === 3;
+      ctx.set('Cache-Control', 'no-store');
+      ctx.body = looksLikeJwt
+        ? await introspectAccessToken(token, caller)
+        : await introspectRefreshToken(token, caller);
+    },
+  );
+  return router;
+}

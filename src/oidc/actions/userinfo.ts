@@ -1,0 +1,96 @@
+import Router from '@koa/router';
+import { bodyParser } from '@koa/bodyparser';
+import type { Context } from 'koa';
+import type { Config } from '../../config.js';
+import type { Database } from '../../db/database.js';
+import type { PublishedKeySet } from '../../keys/published-key-set.js';
+import type { Logger } from '../../logger.js';
+import {
+  InvalidAccessTokenError,
+  tokenScopes,
+  verifyOAuthAccessToken,
+} from '../../tokens/oauth-access-token.js';
+import { claimsForScopes, loadAccount } from '../account-claims.js';
+import { bearerChallenge, OAuthError, oauthErrors } from '../oauth-error.js';
+import { oauthRoutes } from '../provider.js';
+
+/**
+ * GET|POST /oauth/userinfo (OIDC Core §5.3): the claims of the token's granted scopes only. Accepts the
+ * JWT access tokens this provider issues; refuses main-auth tokens (other signing key).
+ */
+export function userinfoRoutes(deps: {
+  config: Config;
+  db: Database;
+  keySet: PublishedKeySet;
+  logger: Logger;
+}) {
+  const { config, db, keySet } = deps;
+  const realm = config.issuer;
+  const router = new Router();
+
+  const userinfo = async (ctx: Context) => {
+    const token = bearerToken(ctx);
+    if (!token) {
+      throw new OAuthError(401, 'invalid_request', 'no access token provided', bearerChallenge(realm));
+    }
+    const invalid = (description: string) =>
+      new OAuthError(401, 'invalid_token', description, bearerChallenge(realm, 'invalid_token', description));
+    let claims;
+    try {
+      claims = await verifyOAuthAccessToken(token, keySet, {
+        issuer: config.issuer,
+        audience: config.apiAudience,
+      });
+    } catch (error) {
+      if (error instanceof InvalidAccessTokenError) throw invalid('invalid access token');
+      throw error;
+    }
+    const scopes = tokenScopes(claims);
+    if (claims.serviceClient || !scopes.has('openid')) {
+      throw new OAuthError(
+        403,
+        'insufficient_scope',
+        'access token is missing the openid scope',
+        bearerChallenge(realm, 'insufficient_scope', 'access token is missing the openid scope'),
+      );
+    }
+    const account = await loadAccount(db, claims.sub);
+    if (!account) throw invalid('the user of this token no longer exists or is disabled');
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = await claimsForScopes(db, account, scopes);
+  };
+
+  const cors = async (ctx: Context, next: () => Promise<unknown>) => {
+    ctx.set('Access-Control-Allow-Origin', '*');
+    ctx.set('Access-Control-Expose-Headers', 'WWW-Authenticate');
+    if (ctx.method === 'OPTIONS') {
+      ctx.set('Access-Control-Allow-Methods', 'GET, POST');
+      ctx.set('Access-Control-Allow-Headers', 'Authorization, Content-Type');
+      ctx.status = 204;
+      return;
+    }
+    await next();
+  };
+
+  router.options(oauthRoutes.userinfo, cors);
+  router.get(oauthRoutes.userinfo, cors, oauthErrors(deps.logger), userinfo);
+  router.post(
+    oauthRoutes.userinfo,
+    cors,
+    oauthErrors(deps.logger),
+    bodyParser({ enableTypes: ['form'], formLimit: '16kb' }),
+    userinfo,
+  );
+  return router;
+}
+
+/** RFC 6750: the token from the Authorization header, or (POST) the access_token form field. */
+function bearerToken(ctx: Context): string | undefined {
+  const header = ctx.get('authorization');
+  if (header) {
+    const match = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i.exec(header.trim());
+    return match?.[1];
+  }
+  const fromBody = (ctx.request as { body?: Record<string, unknown> }).body?.access_token;
+  return typeof fromBody === 'string' && fromBody ? fromBody : undefined;
+}

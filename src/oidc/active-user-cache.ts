@@ -1,0 +1,28 @@
+import type { Queryable } from '../db/database.js';
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Whether a user exists and is active, remembered for a few seconds per node. Introspection asks it
+ * for every user token; a disabled user's tokens turn inactive within `ttlMs` everywhere.
+ */
+export class ActiveUserCache {
+  readonly #entries = new Map<string, { active: boolean; until: number }>();
+
+  constructor(
+    private readonly db: Queryable,
+    private readonly ttlMs = 5_000,
+  ) {}
+
+  async isActive(userId: string): Promise<boolean> {
+    const cached = this.#entries.get(userId);
+    if (cached && cached.until > Date.now()) return cached.active;
+    const row: { status: string } | undefined = uuidPattern.test(userId)
+      ? await this.db('users').where({ id: userId }).first('status')
+      : undefined;
+    const active = row?.status === 'active';
+    if (this.#entries.size > 50_000) this.#entries.clear();
+    this.#entries.set(userId, { active, until: Date.now() + this.ttlMs });
+    return active;
+  }
+}

@@ -1,0 +1,35 @@
+import { interactionPolicy, type KoaContextWithOIDC } from 'oidc-provider';
+import { allowedScopesOf } from './client-metadata.js';
+
+const { base, Check } = interactionPolicy;
+
+/**
+ * The engine's login + consent prompts, with the consent check changed to look only at scopes the
+ * client is allowed: the rest are filtered out (spec: requested scopes are filtered against
+ * allowed_scopes), so they must not keep the consent screen coming back. The resource-server scope
+ * check goes: our one resource server's scopes mirror the OIDC scopes granted at consent.
+ */
+export function createInteractionPolicy() {
+  const policy = base();
+  const consent = policy.get('consent')!;
+  consent.checks.remove('op_scopes_missing');
+  consent.checks.remove('rs_scopes_missing');
+  consent.checks.add(
+    new Check(
+      'op_scopes_missing',
+      'requested scopes not granted',
+      (ctx: KoaContextWithOIDC) =>
+        missingScopes(ctx).length > 0 ? Check.REQUEST_PROMPT : Check.NO_NEED_TO_PROMPT,
+      (ctx: KoaContextWithOIDC) => ({ missingOIDCScope: missingScopes(ctx) }),
+    ),
+  );
+  return policy;
+}
+
+/** Requested scopes the client may have and the user has not yet consented to. */
+export function missingScopes(ctx: KoaContextWithOIDC): string[] {
+  const { oidc } = ctx;
+  const allowed = new Set(allowedScopesOf(oidc.client as never));
+  const granted = new Set(oidc.grant?.getOIDCScopeEncountered().split(' ') ?? []);
+  return [...oidc.requestParamOIDCScopes].filter((scope) => allowed.has(scope) && !granted.has(scope));
+}

@@ -1,0 +1,42 @@
+import Router from '@koa/router';
+import type { KoaContextWithOIDC } from 'oidc-provider';
+import { renderPage } from '../http/pages.js';
+import type { LogoutState } from './actions/end-session.js';
+
+const languagePattern = /^[a-z]{2}(-[A-Za-z]{2,4})?$/;
+
+export function singleLogoutPath(lang: string): string {
+  return `/${languagePattern.test(lang) ? lang : 'en'}/auth/single-logout`;
+}
+
+/**
+ * The engine's logout step (features.rpInitiatedLogout.logoutSource): instead of its confirmation
+ * form, send the browser to /:lang/auth/single-logout. The form's one-time xsrf value travels in the
+ * URL fragment, which never reaches a server log or a Referer header; the page's script posts it to
+ * /oauth/end_session/confirm by itself (a spinner meanwhile), or after a click when the request came
+ * without an id_token_hint.
+ */
+export async function logoutSource(ctx: KoaContextWithOIDC, form: string): Promise<void> {
+  const xsrf = /name="xsrf" value="([^"]+)"/.exec(form)?.[1];
+  if (!xsrf) throw new Error('the engine logout form has no xsrf field');
+  const uiLocale = String(ctx.oidc.params?.ui_locales ?? 'en').split(' ')[0]!;
+  const confirm = !(ctx.state as LogoutState).logoutHint;
+  const fragment = new URLSearchParams({ xsrf, ...(confirm ? { confirm: '1' } : {}) });
+  ctx.status = 303;
+  ctx.redirect(`${singleLogoutPath(uiLocale)}#${fragment}`);
+}
+
+/** After a logout without a post_logout_redirect_uri. */
+export async function postLogoutSuccessSource(ctx: KoaContextWithOIDC): Promise<void> {
+  renderPage(ctx as never, 'signed-out', { clientName: ctx.oidc.client?.clientName });
+}
+
+/** GET /:lang/auth/single-logout: the page itself (static; its script reads the fragment). */
+export function singleLogoutPageRoutes(): Router {
+  const router = new Router();
+  router.get('/:lang/auth/single-logout', (ctx) => {
+    if (!languagePattern.test(ctx.params.lang!)) return;
+    renderPage(ctx, 'single-logout', { lang: ctx.params.lang });
+  });
+  return router;
+}

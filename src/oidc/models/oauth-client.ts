@@ -1,0 +1,239 @@
+import { EventEmitter } from 'node:events';
+import { z } from 'zod';
+import { constantTimeEqual, randomSecret, sha256 } from '../../crypto/digest.js';
+import type { Queryable } from '../../db/database.js';
+import { ApiError } from '../../http/api-error.js';
+import { isOidcScope, isServiceScope, oidcScopes, serviceScopePattern, servicePrefix } from '../scopes.js';
+
+/** An OAuth client as the rest of the service sees it (table oauth_clients). */
+export interface OAuthClient {
+  id: string;
+  clientId: string;
+  type: ClientType;
+  name: string;
+  redirectUris: string[];
+  postLogoutRedirectUris: string[];
+  allowedScopes: string[];
+  grantTypes: GrantType[];
+  isActive: boolean;
+  ownerId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  /** SHA-256 of the secret (confidential clients); never the secret. */
+  clientSecretHash: string | null;
+}
+
+export const clientTypes = ['public', 'confidential'] as const;
+export type ClientType = (typeof clientTypes)[number];
+export const grantTypes = ['authorization_code', 'refresh_token', 'client_credentials'] as const;
+export type GrantType = (typeof grantTypes)[number];
+
+const loopbackHosts = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * A redirect URI a client may register (RFC 9700 §2.1, RFC 8252 §7): absolute, no fragment; https, or
+ * http only on a loopback host, or a private-use scheme in reverse-domain form for native apps.
+ */
+export const redirectUriSchema = z
+  .string()
+  .max(2000)
+  .refine(
+    (value) => {
+      let url: URL;
+      try {
+        url = new URL(value);
+      } catch {
+        return false;
+      }
+      if (url.hash || value.includes('#')) return false;
+      if (url.protocol === 'https:') return true;
+      if (url.protocol === 'http:') return loopbackHosts.has(url.hostname);
+      return /^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+:$/.test(url.protocol);
+    },
+    {
+      message:
+        'must be an absolute https URL without fragment (http only on localhost, or a reverse-domain scheme for native apps)',
+    },
+  );
+
+const scopeSchema = z.string().refine((scope) => isOidcScope(scope) || serviceScopePattern.test(scope), {
+  message: `must be one of ${oidcScopes.join(', ')} or service:<catalogue-permission>`,
+});
+
+export const newClientSchema = z
+  .object({
+    name: z.string().trim().min(1).max(255),
+    type: z.enum(clientTypes),
+    redirectUris: z.array(redirectUriSchema).max(50).default([]),
+    postLogoutRedirectUris: z.array(redirectUriSchema).max(50).default([]),
+    scopes: z.array(scopeSchema).min(1).max(100),
+    grantTypes: z.array(z.enum(grantTypes)).min(1).default(['authorization_code', 'refresh_token']),
+    ownerId: z.uuid().nullable().default(null),
+  })
+  .superRefine((client, issues) => {
+    const problem = (path: string, message: string) =>
+      issues.addIssue({ code: 'custom', path: [path], message });
+    const grants = new Set(client.grantTypes);
+    const serviceScopes = client.scopes.filter(isServiceScope);
+    if (grants.has('client_credentials')) {
+      // Spec, OAuth client rule 3: service clients are confidential, client-credentials only, no redirects.
+      if (client.type !== 'confidential') problem('type', 'client_credentials needs a confidential client');
+      if (grants.size !== 1) problem('grantTypes', 'a service client has grant type client_credentials only');
+      if (client.redirectUris.length > 0 || client.postLogoutRedirectUris.length > 0) {
+        problem('redirectUris', 'a service client has no redirect URIs');
+      }
+      if (serviceScopes.length !== client.scopes.length) {
+        problem('scopes', 'a service client has only service:<catalogue-permission> scopes');
+      }
+      return;
+    }
+    if (serviceScopes.length > 0) problem('scopes', 'service scopes are only for client_credentials clients');
+    if (grants.has('refresh_token') && !grants.has('authorization_code')) {
+      problem('grantTypes', 'refresh_token comes with authorization_code');
+    }
+    if (grants.has('authorization_code') && client.redirectUris.length === 0) {
+      problem('redirectUris', 'authorization_code needs at least one redirect URI');
+    }
+  });
+
+export type NewClient = z.input<typeof newClientSchema>;
+
+interface OAuthClientRow {
+  id: string;
+  client_id: string;
+  client_secret_hash: string | null;
+  type: ClientType;
+  name: string;
+  redirect_uris: string[];
+  post_logout_redirect_uris: string[];
+  allowed_scopes: string[];
+  grant_types: GrantType[];
+  is_active: boolean;
+  owner_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+function fromRow(row: OAuthClientRow): OAuthClient {
+  return {
+    id: row.id,
+    clientId: row.client_id,
+    type: row.type,
+    name: row.name,
+    redirectUris: row.redirect_uris,
+    postLogoutRedirectUris: row.post_logout_redirect_uris,
+    allowedScopes: row.allowed_scopes,
+    grantTypes: row.grant_types,
+    isActive: row.is_active,
+    ownerId: row.owner_id,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    clientSecretHash: row.client_secret_hash,
+  };
+}
+
+export interface CreatedClient {
+  client: OAuthClient;
+  /** The plaintext secret of a confidential client: returned once, here, and never stored. */
+  clientSecret?: string;
+}
+
+/** Registers a client; the catalogue of permissions decides which service scopes exist. */
+export async function createClient(db: Queryable, input: NewClient): Promise<CreatedClient> {
+  const client = newClientSchema.parse(input);
+  const unknown = await unknownServicePermissions(db, client.scopes);
+  if (unknown.length > 0) {
+    throw new ApiError(
+      400,
+      'invalid_client_metadata',
+      `Unknown catalogue permission in ${unknown.join(', ')}.`,
+      {
+        scopes: unknown,
+      },
+    );
+  }
+  const clientSecret = client.type === 'confidential' ? randomSecret(32) : undefined;
+  const [row] = await db<OAuthClientRow>('oauth_clients').insert(
+    {
+      client_id: randomSecret(18),
+      client_secret_hash: clientSecret === undefined ? null : hashClientSecret(clientSecret),
+      type: client.type,
+      name: client.name,
+      redirect_uris: unique(client.redirectUris),
+      post_logout_redirect_uris: unique(client.postLogoutRedirectUris),
+      allowed_scopes: unique(client.scopes),
+      grant_types: unique(client.grantTypes),
+      owner_id: client.ownerId,
+    },
+    '*',
+  );
+  return clientSecret === undefined ? { client: fromRow(row!) } : { client: fromRow(row!), clientSecret };
+}
+
+async function unknownServicePermissions(db: Queryable, scopes: string[]): Promise<string[]> {
+  const wanted = scopes.filter(isServiceScope).map((scope) => scope.slice(servicePrefix.length));
+  if (wanted.length === 0) return [];
+  const known = new Set(
+    (await db('permissions').whereIn('key', wanted).whereNot('key', '*').select('key')).map(
+      (row: { key: string }) => row.key,
+    ),
+  );
+  return wanted.filter((key) => !known.has(key)).map((key) => `${servicePrefix}${key}`);
+}
+
+export async function findClient(db: Queryable, clientId: string): Promise<OAuthClient | undefined> {
+  const row = await db<OAuthClientRow>('oauth_clients').where({ client_id: clientId }).first();
+  return row ? fromRow(row) : undefined;
+}
+
+export async function listClients(db: Queryable): Promise<OAuthClient[]> {
+  const rows = await db<OAuthClientRow>('oauth_clients').orderBy('created_at', 'asc').select('*');
+  return rows.map(fromRow);
+}
+
+const clientChanges = new EventEmitter();
+
+/** Calls `listener(clientId)` whenever this process changes a client (caches drop their copy). */
+export function onClientChange(listener: (clientId: string) => void): () => void {
+  clientChanges.on('change', listener);
+  return () => clientChanges.off('change', listener);
+}
+
+/** Disables a client: it can no longer authorize, get tokens or refresh; returns false if unknown. */
+export async function disableClient(db: Queryable, clientId: string, now: Date): Promise<boolean> {
+  const changed = await db('oauth_clients')
+    .where({ client_id: clientId })
+    .update({ is_active: false, updated_at: now });
+  clientChanges.emit('change', clientId);
+  return changed > 0;
+}
+
+const secretHashPrefix = 'sha256:';
+
+export function hashClientSecret(secret: string): string {
+  return `${secretHashPrefix}${sha256(secret)}`;
+}
+
+export function clientSecretMatches(secret: string, storedHash: string): boolean {
+  return constantTimeEqual(hashClientSecret(secret), storedHash);
+}
+
+/** How the CLI and the APIs show a client: the spec's field names, never the secret or its hash. */
+export function clientView(client: OAuthClient) {
+  return {
+    client_id: client.clientId,
+    name: client.name,
+    type: client.type,
+    redirect_uris: client.redirectUris,
+    post_logout_redirect_uris: client.postLogoutRedirectUris,
+    allowed_scopes: client.allowedScopes,
+    grant_types: client.grantTypes,
+    is_active: client.isActive,
+    owner_id: client.ownerId,
+    created_at: client.createdAt.toISOString(),
+  };
+}
+
+function unique<T extends string>(values: T[]): T[] {
+  return [...new Set(values)];
+}

@@ -1,0 +1,78 @@
+import { sha256 } from '../../crypto/digest.js';
+import type { Queryable } from '../../db/database.js';
+
+/** An OAuth refresh token that can still be used (table oauth_refresh_tokens). */
+export interface ActiveRefreshToken {
+  userId: string;
+  clientId: string;
+  scopes: string[];
+  familyId: string;
+  issuedAt: Date;
+  expiresAt: Date;
+}
+
+/**
+ * The refresh token with this value, if it is active: not rotated out, not revoked, not expired, and
+ * its grant (the family) not revoked.
+ */
+export async function findActiveRefreshToken(
+  db: Queryable,
+  token: string,
+  now: Date,
+): Promise<ActiveRefreshToken | undefined> {
+  const row:
+    | {
+        user_id: string;
+        client_id: string;
+        scopes: string[];
+        token_family_id: string;
+        created_at: Date;
+        expires_at: Date;
+      }
+    | undefined = await db('oauth_refresh_tokens as token')
+    .join('oidc_payloads as grant', (join) =>
+      join.on('grant.id', 'token.token_family_id').andOnVal('grant.model', 'Grant'),
+    )
+    .where('token.token_hash', sha256(token))
+    .whereNull('token.revoked_at')
+    .where('token.expires_at', '>', now)
+    .first(
+      'token.user_id',
+      'token.client_id',
+      'token.scopes',
+      'token.token_family_id',
+      'token.created_at',
+      'token.expires_at',
+    );
+  return (
+    row && {
+      userId: row.user_id,
+      clientId: row.client_id,
+      scopes: row.scopes,
+      familyId: row.token_family_id,
+      issuedAt: row.created_at,
+      expiresAt: row.expires_at,
+    }
+  );
+}
+
+/**
+ * Revokes every refresh token of a user for a client, whatever authorization it came from (logout,
+ * consent revocation), and deletes the grants behind them. Returns how many tokens were active.
+ */
+export async function revokeRefreshTokensOf(
+  db: Queryable,
+  userId: string,
+  clientId: string,
+  now: Date,
+): Promise<number> {
+  const revoked: { token_family_id: string }[] = await db('oauth_refresh_tokens')
+    .where({ user_id: userId, client_id: clientId })
+    .whereNull('revoked_at')
+    .update({ revoked_at: now }, ['token_family_id']);
+  await db('oidc_payloads')
+    .where({ model: 'Grant', account_id: userId })
+    .whereRaw(`payload->>'clientId' = ?`, [clientId])
+    .delete();
+  return revoked.length;
+}

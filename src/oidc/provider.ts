@@ -1,0 +1,197 @@
+import { Provider, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import { createOidcAdapterFactory } from '../../adapters/oidc/knex-adapter.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { Database } from '../db/database.js';
+import { renderPage } from '../http/pages.js';
+import { loadUserAccess } from '../identity/access/user-access.js';
+import type { SigningKey } from '../keys/signing-keys.js';
+import type { Logger } from '../logger.js';
+import { claimsForScopes, loadAccount, type Account } from './account-claims.js';
+import { installClientCache } from './client-cache.js';
+import { installClientSecretHashing } from './client-secret.js';
+import { createInteractionPolicy } from './interaction-policy.js';
+import { logoutSource, postLogoutSuccessSource } from './logout-pages.js';
+import { loadGrantFromConsent } from './load-existing-grant.js';
+import {
+  resourceServerInfo,
+  serviceAccessTokenTtlSeconds,
+  userAccessTokenTtlSeconds,
+} from './resource-server.js';
+import { claimsByScope, oidcScopes } from './scopes.js';
+
+export const oauthRoutes = {
+  authorization: '/oauth/authorize',
+  token: '/oauth/token',
+  userinfo: '/oauth/userinfo',
+  jwks: '/.well-known/jwks.json',
+  end_session: '/oauth/end_session',
+  introspection: '/oauth/introspect',
+  revocation: '/oauth/revoke',
+  registration: '/oauth/clients/register',
+} as const;
+
+export const interactionPath = (uid: string) => `/interaction/${uid}`;
+
+const day = 24 * 60 * 60;
+export const lifetimes = {
+  authorizationCode: 10 * 60,
+  refreshToken: 30 * day,
+  session: 30 * day,
+  interaction: 60 * 60,
+} as const;
+
+export interface OidcProviderDependencies {
+  config: Config;
+  db: Database;
+  clock: Clock;
+  cookieKeys: string[];
+  signingKey: SigningKey;
+  logger: Logger;
+}
+
+/** What findAccount returns: the engine's account plus our loaded record, reused for token claims. */
+interface ProviderAccount {
+  [key: string]: unknown;
+  accountId: string;
+  account: Account;
+  claims(use: string, scope: string): Promise<{ sub: string; [claim: string]: unknown }>;
+}
+
+/**
+ * The one configuration of the certified engine (oidc-provider). The engine serves authorize, token,
+ * revocation, end_session and discovery; our routes placed before it serve the interactions, jwks,
+ * userinfo and introspection (see design.md §3 for why).
+ */
+export function createOidcProvider(dependencies: OidcProviderDependencies): {
+  provider: Provider;
+  /** Stops listening for client changes. */
+  close(): void;
+} {
+  const { config, db, clock, cookieKeys, signingKey, logger } = dependencies;
+
+  const configuration: Configuration = {
+    adapter: createOidcAdapterFactory(db, clock),
+    clients: [],
+    jwks: { keys: [signingKey.privateJwk as never] },
+    cookies: { keys: cookieKeys },
+    routes: oauthRoutes,
+    scopes: [...oidcScopes],
+    claims: Object.fromEntries(
+      Object.entries(claimsByScope).map(([scope, claims]) => [scope, [...claims]]),
+    ) as Configuration['claims'],
+    conformIdTokenClaims: false,
+    responseTypes: ['code'],
+    clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post'],
+    enabledJWA: { idTokenSigningAlgValues: ['RS256'] },
+    subjectTypes: ['public'],
+    pkce: { required: () => true },
+    allowOmittingSingleRegisteredRedirectUri: false,
+    extraClientMetadata: {
+      properties: ['allowed_scopes'],
+      validator(_ctx, key, value) {
+        if (
+          key === 'allowed_scopes' &&
+          !(Array.isArray(value) && value.every((scope) => typeof scope === 'string'))
+        ) {
+          throw new TypeError('allowed_scopes must be an array of strings');
+        }
+      },
+    },
+    clientDefaults: {
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      id_token_signed_response_alg: 'RS256',
+      token_endpoint_auth_method: 'client_secret_basic',
+    },
+    features: {
+      devInteractions: { enabled: false },
+      clientCredentials: { enabled: true },
+      // Served by our own routes, which accept the JWT access tokens this provider issues.
+      introspection: { enabled: false },
+      userinfo: { enabled: false },
+      revocation: {
+        enabled: true,
+        // Another client's token: answered 200 and left alone (spec: always 200), not an error.
+        allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId,
+      },
+      rpInitiatedLogout: { enabled: true, logoutSource, postLogoutSuccessSource },
+      dPoP: { enabled: false },
+      pushedAuthorizationRequests: { enabled: false },
+      registration: { enabled: false },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => config.apiAudience,
+        useGrantedResource: () => true,
+        getResourceServerInfo: resourceServerInfo(config.apiAudience),
+      },
+    },
+    discovery: {
+      userinfo_endpoint: `${config.issuer}${oauthRoutes.userinfo}`,
+      introspection_endpoint: `${config.issuer}${oauthRoutes.introspection}`,
+      registration_endpoint: `${config.issuer}${oauthRoutes.registration}`,
+    },
+    ttl: {
+      AuthorizationCode: lifetimes.authorizationCode,
+      RefreshToken: lifetimes.refreshToken,
+      Grant: lifetimes.refreshToken,
+      Session: lifetimes.session,
+      Interaction: lifetimes.interaction,
+      IdToken: 15 * 60,
+      // Resource servers set these (resource-server.ts); the values here only silence the engine's notice.
+      AccessToken: userAccessTokenTtlSeconds,
+      ClientCredentials: serviceAccessTokenTtlSeconds,
+    },
+    // Every user flow of a client allowed refresh_token gets one (no offline_access in the spec).
+    issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    rotateRefreshToken: true,
+    // Refresh tokens live their 30 days independently of the browser session; logout revokes them.
+    expiresWithSession: async () => false,
+    async findAccount(_ctx, sub): Promise<ProviderAccount | undefined> {
+      const account = await loadAccount(db, sub);
+      if (!account) return undefined;
+      return {
+        accountId: sub,
+        account,
+        claims: (_use, scope) => claimsForScopes(db, account, new Set(scope.split(' '))),
+      };
+    },
+    async extraTokenClaims(ctx, token) {
+      if (token.kind === 'ClientCredentials') return { serviceClient: true };
+      if (token.kind !== 'AccessToken' || !('accountId' in token) || !token.accountId) return undefined;
+      const loaded = (ctx.oidc.entities.Account as unknown as ProviderAccount | undefined)?.account;
+      const access =
+        loaded?.user.id === token.accountId ? loaded.access : await loadUserAccess(db, token.accountId);
+      // When the user authenticated: re-authentication checks (client registration) read it.
+      const source = ctx.oidc.entities.AuthorizationCode ?? ctx.oidc.entities.RefreshToken;
+      return {
+        roles: access.roles,
+        permissions: access.permissions,
+        sessionId: (token as { sessionUid?: string }).sessionUid,
+        auth_time: source?.authTime,
+      };
+    },
+    loadExistingGrant: (ctx) => loadGrantFromConsent(ctx, db, config.apiAudience),
+    interactions: {
+      policy: createInteractionPolicy(),
+      url: (_ctx, interaction) => interactionPath(interaction.uid),
+    },
+    clientBasedCORS(_ctx, origin, client) {
+      return client.redirectUris?.some((uri) => URL.parse(uri)?.origin === origin) ?? false;
+    },
+    async renderError(ctx, out, error) {
+      const status = (error as { statusCode?: number }).statusCode ?? 400;
+      if (status >= 500) logger.error({ err: error, path: ctx.path }, 'oidc request failed');
+      renderPage(ctx as never, 'error', { error: out.error, description: out.error_description }, status);
+    },
+  };
+
+  const provider = new Provider(config.issuer, configuration);
+  provider.proxy = config.trustProxy;
+  installClientSecretHashing(provider);
+  const stopClientCache = installClientCache(provider);
+  provider.on('server_error', (ctx: KoaContextWithOIDC, error: Error) => {
+    logger.error({ err: error, path: ctx.path }, 'oidc server error');
+  });
+  return { provider, close: stopClientCache };
+}

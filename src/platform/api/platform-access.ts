@@ -1,0 +1,51 @@
+import type { Middleware } from 'koa';
+import { requireAccessToken, principalOf } from '../../http/bearer-auth.js';
+import { ApiError } from '../../http/api-error.js';
+import { principalHasPermission, type TokenVerification } from '../../tokens/principal.js';
+import { VerifiedTokenCache } from './verified-token-cache.js';
+
+/**
+ * Who may call the platform API (spec: Authentication, reference data management). Every kind of
+ * ecosystem access token is verified, so a valid token of the wrong kind gets a 403 that says what is
+ * needed rather than a 401 "invalid token".
+ */
+export interface PlatformAccess {
+  /** Any user token; a service token with service:<permission>. */
+  read(permission: string): Middleware[];
+  /** A user token (main-auth or OAuth) whose user holds the permission. */
+  manage(permission: string): Middleware[];
+  /** A service token (client credentials) with service:<permission>. */
+  service(permission: string): Middleware[];
+}
+
+export function platformAccess(verification: TokenVerification): PlatformAccess {
+  const authenticate = requireAccessToken(verification, ['main-auth', 'oauth-user', 'oauth-service'], {
+    cache: new VerifiedTokenCache(),
+  });
+  const check =
+    (allowed: 'user' | 'service' | 'both', permission: string, userNeedsPermission: boolean): Middleware =>
+    async (ctx, next) => {
+      const principal = principalOf(ctx);
+      if (principal.kind === 'service' && allowed === 'user') {
+        throw new ApiError(403, 'forbidden', `This needs a user's access token with ${permission}.`, {
+          permission,
+        });
+      }
+      if (principal.kind === 'user' && allowed === 'service') {
+        throw new ApiError(403, 'forbidden', `This needs a service token with service:${permission}.`, {
+          permission: `service:${permission}`,
+        });
+      }
+      const needsPermission = principal.kind === 'service' || userNeedsPermission;
+      if (needsPermission && !principalHasPermission(principal, permission)) {
+        const needed = principal.kind === 'service' ? `service:${permission}` : permission;
+        throw new ApiError(403, 'forbidden', `This needs the permission ${needed}.`, { permission: needed });
+      }
+      await next();
+    };
+  return {
+    read: (permission) => [authenticate, check('both', permission, false)],
+    manage: (permission) => [authenticate, check('user', permission, true)],
+    service: (permission) => [authenticate, check('service', permission, true)],
+  };
+}

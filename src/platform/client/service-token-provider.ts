@@ -1,0 +1,54 @@
+import { z } from 'zod';
+
+const discoverySchema = z.object({ token_endpoint: z.url() });
+const tokenResponseSchema = z.object({
+  access_token: z.string().min(1),
+  expires_in: z.number().positive(),
+});
+
+export interface ServiceTokenProviderOptions {
+  /** The identity service's issuer (its discovery document names the token endpoint). */
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  /** Space-separated service scopes, e.g. "service:platform.reference-data.read". */
+  scope: string;
+  fetch?: typeof fetch;
+}
+
+/**
+ * A client-credentials access token for a domain service, fetched from the token endpoint and reused
+ * until shortly before it expires (service tokens live 5 minutes).
+ */
+export function serviceTokenProvider(options: ServiceTokenProviderOptions): () => Promise<string> {
+  const doFetch = options.fetch ?? fetch;
+  let cached: { token: string; renewAt: number } | undefined;
+  let pending: Promise<string> | undefined;
+  let tokenEndpoint: string | undefined;
+
+  const obtain = async (): Promise<string> => {
+    tokenEndpoint ??= discoverySchema.parse(
+      await (await doFetch(new URL('/.well-known/openid-configuration', options.issuer))).json(),
+    ).token_endpoint;
+    const response = await doFetch(tokenEndpoint, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${Buffer.from(`${encodeURIComponent(options.clientId)}:${encodeURIComponent(options.clientSecret)}`).toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams({ grant_type: 'client_credentials', scope: options.scope }),
+    });
+    if (!response.ok) throw new Error(`token endpoint answered ${response.status}: ${await response.text()}`);
+    const body = tokenResponseSchema.parse(await response.json());
+    cached = { token: body.access_token, renewAt: Date.now() + Math.max(body.expires_in - 30, 1) * 1000 };
+    return body.access_token;
+  };
+
+  return async () => {
+    if (cached && Date.now() < cached.renewAt) return cached.token;
+    pending ??= obtain().finally(() => {
+      pending = undefined;
+    });
+    return pending;
+  };
+}

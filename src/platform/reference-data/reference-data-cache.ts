@@ -1,0 +1,117 @@
+import crypto from 'node:crypto';
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
+import type { ReferenceEntity } from '../events/platform-events.js';
+import type { ReferenceEntry } from './entities.js';
+import type { ListFilter } from './reference-data-repository.js';
+
+/** One list, ready to send: the JSON body, its gzip form and the ETag (weak: same for both forms). */
+export interface CachedList {
+  body: Buffer;
+  gzipped: Buffer;
+  etag: string;
+}
+
+export interface ReferenceDataCacheOptions {
+  /** Loads the live entries of an entity, in list order. */
+  load: (entity: ReferenceEntity) => Promise<ReferenceEntry[]>;
+  /**
+   * A safety net only: events invalidate the cache; this bounds staleness should an event never
+   * arrive (e.g. several nodes on the embedded bus).
+   */
+  maxAgeMs?: number;
+  /** Filtered lists kept per entity (parent_key values are the caller's choice: bounded). */
+  maxListsPerEntity?: number;
+}
+
+interface EntityState {
+  /** Bumped by every invalidation: a load that started before it must not be kept. */
+  generation: number;
+  entries?: Promise<ReferenceEntry[]>;
+  validSince: number;
+  lists: Map<string, Promise<CachedList>>;
+}
+
+const gzip = promisify(zlib.gzip);
+
+/**
+ * The per-node cache of the reference-data lists (GET /reference/<entity>): each answer is serialised
+ * and compressed once and then served as bytes, which is what lets a 1,000-entry list be served
+ * thousands of times a second. Invalidated per entity by platform.reference_data.changed (from any
+ * node) and right after a local change.
+ */
+export class ReferenceDataCache {
+  readonly #states = new Map<ReferenceEntity, EntityState>();
+  readonly #maxAgeMs: number;
+  readonly #maxLists: number;
+
+  constructor(private readonly options: ReferenceDataCacheOptions) {
+    this.#maxAgeMs = options.maxAgeMs ?? 60_000;
+    this.#maxLists = options.maxListsPerEntity ?? 256;
+  }
+
+  /** The list for this filter; `fresh` reads the database again (and refreshes the cache). */
+  async list(entity: ReferenceEntity, filter: ListFilter, fresh = false): Promise<CachedList> {
+    const state = this.#state(entity);
+    if (fresh || performance.now() - state.validSince > this.#maxAgeMs) this.invalidate(entity);
+    const filterKey = `${filter.isActive ?? ''}|${filter.parentKey ?? ''}`;
+    let list = state.lists.get(filterKey);
+    if (!list) {
+      const generation = state.generation;
+      list = this.#entries(state, entity).then((entries) => render(entries.filter(matches(filter))));
+      if (state.lists.size >= this.#maxLists) state.lists.delete(state.lists.keys().next().value!);
+      state.lists.set(filterKey, list);
+      // A failed load is not kept: the next request tries again.
+      list.catch(() => {
+        if (state.generation === generation) state.lists.delete(filterKey);
+      });
+    }
+    return list;
+  }
+
+  /** Forget the entity's lists: the next request reads the database. */
+  invalidate(entity: ReferenceEntity): void {
+    const state = this.#state(entity);
+    state.generation += 1;
+    state.entries = undefined;
+    state.lists = new Map();
+    state.validSince = performance.now();
+  }
+
+  clear(): void {
+    for (const entity of this.#states.keys()) this.invalidate(entity);
+  }
+
+  #state(entity: ReferenceEntity): EntityState {
+    let state = this.#states.get(entity);
+    if (!state) {
+      state = { generation: 0, validSince: performance.now(), lists: new Map() };
+      this.#states.set(entity, state);
+    }
+    return state;
+  }
+
+  #entries(state: EntityState, entity: ReferenceEntity): Promise<ReferenceEntry[]> {
+    if (!state.entries) {
+      const generation = state.generation;
+      const loading = this.options.load(entity);
+      state.entries = loading;
+      loading.catch(() => {
+        if (state.generation === generation) state.entries = undefined;
+      });
+    }
+    return state.entries;
+  }
+}
+
+function matches(filter: ListFilter) {
+  return (entry: ReferenceEntry) =>
+    (filter.isActive === undefined || entry.is_active === filter.isActive) &&
+    (filter.parentKey === undefined || ('parent_key' in entry && entry.parent_key === filter.parentKey));
+}
+
+async function render(items: ReferenceEntry[]): Promise<CachedList> {
+  const body = Buffer.from(JSON.stringify({ items }));
+  const etag = `W/"${crypto.createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`;
+  return { body, gzipped: await gzip(body), etag };
+}

@@ -1,0 +1,285 @@
+import type Router from '@koa/router';
+import Koa from 'koa';
+import compose from 'koa-compose';
+import type { Provider } from 'oidc-provider';
+import { systemClock, type Clock } from './clock.js';
+import type { Config } from './config.js';
+import { openDatabase, type Database, type DatabaseHandle } from './db/database.js';
+import { createEventBus } from './events/create-event-bus.js';
+import type { EventBus } from './events/event-bus.js';
+import { startEventRuntime, type EventRuntime } from './events/event-runtime.js';
+import { assetRoutes } from './http/assets.js';
+import { jsonNotFound } from './http/json-api.js';
+import { RateLimits } from './http/rate-limit.js';
+import { authFlowRoutes } from './identity/api/auth-flow-routes.js';
+import { authMethodRoutes } from './identity/api/auth-method-routes.js';
+import { authSessionRoutes } from './identity/api/auth-session-routes.js';
+import { createIdentityApi, identityApiPrefix } from './identity/api/identity-api.js';
+import { savedAccountRoutes } from './identity/api/saved-account-routes.js';
+import { securitySessionRoutes } from './identity/api/security-session-routes.js';
+import { AuthFlowEngine } from './identity/auth-flow/flow-engine.js';
+import { StepRegistry } from './identity/auth-flow/step-registry.js';
+import { consentStep } from './identity/auth-flow/steps/consent.js';
+import { createMfaSetupStep } from './identity/auth-flow/steps/mfa-setup.js';
+import { passwordStep } from './identity/auth-flow/steps/password.js';
+import { phoneEmailStep } from './identity/auth-flow/steps/phone-email.js';
+import { createTotpStep } from './identity/auth-flow/steps/totp.js';
+import { StoredFunnels } from './identity/auth-flow/stored-funnels.js';
+import { UserFunnelPlanner } from './identity/auth-flow/user-funnel.js';
+import type { AuthMethodRegistry } from './identity/auth-methods/auth-method-plugin.js';
+import { builtInAuthMethods } from './identity/auth-methods/built-in-methods.js';
+import { AuthMethodManager } from './identity/auth-methods/manage-auth-methods.js';
+import { SecretBox } from './identity/auth-methods/secret-box.js';
+import type { MainAuthSigning } from './identity/sessions/main-auth-tokens.js';
+import { developmentMessagesRoutes } from './identity/api/development-messages-routes.js';
+import { passwordRoutes } from './identity/api/password-routes.js';
+import { verificationRoutes } from './identity/api/verification-routes.js';
+import { createOtpCodeStep } from './identity/auth-flow/steps/otp-code.js';
+import { createRegistrationCodeStep } from './identity/auth-flow/steps/otp-code-registration.js';
+import { passwordRegistrationStep } from './identity/auth-flow/steps/password-registration.js';
+import { phoneEmailRegistrationStep } from './identity/auth-flow/steps/phone-email-registration.js';
+import { createAccountFinisher } from './identity/registration/create-account.js';
+import { resetPasswordPageRoutes } from './identity/pages/reset-password-page.js';
+import type { PasswordDeps } from './identity/passwords/password-deps.js';
+import { cleanUpExpiredSessions } from './identity/sessions/session-cleanup.js';
+import { revokeUserSessions } from './identity/sessions/sessions.js';
+import { prepareDecoyHash } from './identity/passwords/password-hash.js';
+import { configuredTransports } from './identity/transports/configured-transports.js';
+import type { DevelopmentTransport } from './identity/transports/development-transport.js';
+import type { Transport } from './identity/transports/transport.js';
+import type { TransportRegistry } from './identity/transports/transport-registry.js';
+import { cleanUpSecurityRecords } from './identity/verification/security-records-cleanup.js';
+import { cleanupTasks, scheduleCleanup } from './jobs/cleanup-expired-records.js';
+import { resolveSecrets, type Secrets } from './keys/development-secrets.js';
+import { PublishedKeySet } from './keys/published-key-set.js';
+import { activateSigningKeys, signingKeyFromPem, type SigningKey } from './keys/signing-keys.js';
+import { createLogger, type Logger } from './logger.js';
+import { clientRegistrationRoutes } from './oidc/actions/client-registration.js';
+import { consentRoutes } from './oidc/actions/consents.js';
+import { discoveryRoutes } from './oidc/actions/discovery.js';
+import { endSessionRoutes } from './oidc/actions/end-session.js';
+import { interactionRoutes } from './oidc/actions/interaction.js';
+import { introspectionRoutes } from './oidc/actions/introspect.js';
+import { jwksRoutes } from './oidc/actions/jwks.js';
+import { userinfoRoutes } from './oidc/actions/userinfo.js';
+import { singleLogoutPageRoutes } from './oidc/logout-pages.js';
+import { createOidcProvider } from './oidc/provider.js';
+import { clientRateLimiting } from './oidc/client-rate-limits.js';
+import { engineAnswerCorrections } from './oidc/engine-answer-corrections.js';
+import { platformEvents, platformProducer, type PlatformEvents } from './platform/events/platform-events.js';
+import { createPlatform, type Platform } from './platform/platform.js';
+import type { TokenVerification } from './tokens/principal.js';
+
+export interface IdentityServiceOptions {
+  config: Config;
+  /** An open database; when absent one is opened from the config (and closed by `close`). */
+  database?: DatabaseHandle;
+  logger?: Logger;
+  clock?: Clock;
+  /** Secrets to use instead of the configured / development ones. */
+  secrets?: Secrets;
+  /** Run the hourly cleanup of expired records in this process (main does; a library user may not). */
+  backgroundJobs?: boolean;
+  /** Transport plugins (email, SMS, messenger...); each becomes the default for its channels. */
+  transports?: Transport[];
+  /** The bus platform events go to, instead of the configured one (EVENT_BUS). */
+  eventBus?: EventBus;
+}
+
+export interface IdentityService {
+  /** A Koa app: listen with `app.callback()`, or mount it in another Koa app. */
+  app: Koa;
+  provider: Provider;
+  db: Database;
+  keys: { oidc: SigningKey; mainAuth: SigningKey; published: PublishedKeySet };
+  flows: AuthFlowEngine;
+  /** The auth-flow steps by id; plugins register theirs here. */
+  steps: StepRegistry;
+  /** The kinds of sign-in method (auth_method plugins). */
+  authMethods: AuthMethodRegistry;
+  rateLimits: RateLimits;
+  /** Routes every outgoing message (codes, links) to the transport that can deliver it. */
+  transports: TransportRegistry;
+  /** The development outbox: messages "sent" by the development transport (`latestTo(recipient)`). */
+  developmentMessages: DevelopmentTransport;
+  /** What bearer-token middleware needs to verify our access tokens. */
+  tokenVerification: TokenVerification;
+  logger: Logger;
+  clock: Clock;
+  config: Config;
+  /** Platform events: the outbox, its relay and the bus (embedded or NATS JetStream). */
+  events: EventRuntime<PlatformEvents>;
+  /** Platform reference data, feature flags, translation packages (/api/v2/platform). */
+  platform: Platform;
+  /** Stops background work and closes the database if this service opened it. */
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the identity service as a Koa app. Expects a migrated database (`migrateToLatest`); `main`
+ * and the CLI migrate before calling this.
+ */
+export async function createIdentityService(options: IdentityServiceOptions): Promise<IdentityService> {
+  const { config } = options;
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const clock = options.clock ?? systemClock;
+  const database =
+    options.database ??
+    (await openDatabase({
+      databaseUrl: config.databaseUrl,
+      poolMax: config.databasePoolMax,
+      pgliteDataDir: `${config.dataDir}/pgdata`,
+    }));
+  const ownsDatabase = options.database === undefined;
+  const { db } = database;
+
+  const secrets = options.secrets ?? (await resolveSecrets(config, logger));
+  const oidcKey = await signingKeyFromPem(secrets.oidcPrivateKey, 'oidc');
+  const mainAuthKey = await signingKeyFromPem(secrets.mainAuthPrivateKey, 'main-auth');
+  if (oidcKey.kid === mainAuthKey.kid) {
+    throw new Error('MAIN_AUTH_PRIVATE_KEY must be a different key from OIDC_PRIVATE_KEY');
+  }
+  await db.transaction((trx) => activateSigningKeys(trx, [oidcKey, mainAuthKey], clock.now()));
+  const keySet = new PublishedKeySet(db, clock);
+  await keySet.refresh();
+
+  const tokenVerification: TokenVerification = {
+    keySet,
+    issuer: config.issuer,
+    audience: config.apiAudience,
+  };
+  const rateLimits = new RateLimits(db);
+
+  const { registry: transports, developmentMessages } = configuredTransports(
+    config,
+    logger,
+    options.transports,
+  );
+  const messaging = { db, clock, transports, rateLimits, logger };
+  const passwordDeps: PasswordDeps = {
+    ...messaging,
+    issuer: config.issuer,
+    revokeOtherSessions: (trx, userId, exceptSessionId) =>
+      revokeUserSessions(
+        trx,
+        userId,
+        { ...(exceptSessionId ? { exceptSessionId } : {}), reason: 'password_changed' },
+        clock.now(),
+      ),
+  };
+
+  const totp = { box: new SecretBox(secrets.cookieKeys), issuerName: new URL(config.issuer).host };
+  const authMethods = builtInAuthMethods(totp);
+  const steps = new StepRegistry()
+    .register(phoneEmailStep)
+    .register(passwordStep)
+    .register(createOtpCodeStep(messaging))
+    .register(consentStep)
+    .register(createTotpStep(totp))
+    .register(createMfaSetupStep(authMethods))
+    .register(phoneEmailRegistrationStep)
+    .register(createRegistrationCodeStep({ transports, rateLimits, logger }))
+    .register(passwordRegistrationStep);
+  const flows = new AuthFlowEngine(db, clock, steps, new StoredFunnels(db), {
+    planner: new UserFunnelPlanner(authMethods),
+    finishers: { registration: createAccountFinisher(authMethods) },
+  });
+  const signing: MainAuthSigning = { key: mainAuthKey, issuer: config.issuer, audience: config.apiAudience };
+  await prepareDecoyHash();
+
+  const events = await startEventRuntime({
+    db,
+    databaseKind: database.kind,
+    bus: options.eventBus ?? createEventBus(config, logger),
+    catalog: platformEvents,
+    producer: platformProducer,
+    logger,
+    clock,
+  });
+  const platform = createPlatform({ config, db, clock, logger, events, tokenVerification });
+
+  const { provider, close: closeProvider } = createOidcProvider({
+    config,
+    db,
+    clock,
+    cookieKeys: secrets.cookieKeys,
+    signingKey: oidcKey,
+    logger,
+  });
+
+  const app = new Koa();
+  app.keys = secrets.cookieKeys;
+  app.proxy = config.trustProxy;
+  app.silent = true;
+  app.on('error', (error) => logger.error({ err: error }, 'unhandled request error'));
+
+  // Before anything else of the OAuth endpoints (our own introspection included).
+  app.use(clientRateLimiting(rateLimits));
+  const routers: Router[] = [
+    assetRoutes(),
+    jwksRoutes(keySet),
+    discoveryRoutes(),
+    userinfoRoutes({ config, db, keySet, logger }),
+    introspectionRoutes({ config, db, clock, provider, keySet, logger }),
+    endSessionRoutes({ db, clock, keySet, issuer: config.issuer }),
+    consentRoutes({ db, clock, tokenVerification, logger }),
+    clientRegistrationRoutes({ db, clock, tokenVerification, logger }),
+    singleLogoutPageRoutes(),
+    interactionRoutes({ provider, db, clock, flows, rateLimits, apiAudience: config.apiAudience, logger }),
+    createIdentityApi({ config, logger }, [
+      authFlowRoutes({ db, clock, flows, rateLimits, signing, apiPrefix: identityApiPrefix }),
+      authSessionRoutes({ db, clock, rateLimits, signing, tokenVerification, apiPrefix: identityApiPrefix }),
+      securitySessionRoutes({ db, clock, tokenVerification }),
+      authMethodRoutes({ db, clock, tokenVerification, manager: new AuthMethodManager(db, authMethods) }),
+      savedAccountRoutes({ db, clock }),
+      passwordRoutes({ ...passwordDeps, tokenVerification }),
+      verificationRoutes({ ...messaging, tokenVerification }),
+      ...(config.env === 'production' ? [] : [developmentMessagesRoutes(developmentMessages)]),
+    ]),
+    resetPasswordPageRoutes(passwordDeps),
+    platform.router,
+    // Last of our JSON APIs: an unknown path under /api/v2 is a JSON 404, not the engine's.
+    jsonNotFound('/api/v2', logger),
+  ];
+  for (const router of routers) app.use(router.routes()).use(router.allowedMethods());
+  // The engine last: everything our routes did not answer (authorize, token, revocation, discovery...).
+  app.use(engineAnswerCorrections());
+  app.use(compose(provider.middleware));
+
+  const cleanup = options.backgroundJobs
+    ? scheduleCleanup(db, clock, logger, [
+        ...cleanupTasks,
+        { name: 'security records', run: cleanUpSecurityRecords },
+        { name: 'main-auth sessions', run: cleanUpExpiredSessions },
+      ])
+    : undefined;
+
+  return {
+    app,
+    provider,
+    db,
+    keys: { oidc: oidcKey, mainAuth: mainAuthKey, published: keySet },
+    flows,
+    steps,
+    authMethods,
+    rateLimits,
+    transports,
+    developmentMessages,
+    tokenVerification,
+    logger,
+    clock,
+    config,
+    events,
+    platform,
+    async close() {
+      cleanup?.stop();
+      closeProvider();
+      // The relay and the NATS connection first: they use the database.
+      platform.close();
+      await events.close();
+      await transports.close();
+      await rateLimits.close();
+      if (ownsDatabase) await database.close();
+    },
+  };
+}

@@ -1,0 +1,240 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signingKeyFromPem } from '../../src/keys/signing-keys.js';
+import { createTestDatabase, onPostgres } from '../support/database.js';
+import { repositoryRoot, runEntryPoint } from '../support/run-process.js';
+
+let environment: Record<string, string>;
+let cleanup: () => Promise<void>;
+
+beforeAll(async () => {
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'idp-cli-'));
+  if (onPostgres) {
+    const database = await createTestDatabase();
+    await database.db.destroy();
+    environment = { DATABASE_URL: database.url!, DATA_DIR: dataDir };
+    cleanup = async () => {
+      await database.close().catch(() => undefined);
+      await fs.rm(dataDir, { recursive: true, force: true, maxRetries: 5 });
+    };
+  } else {
+    environment = { DATA_DIR: dataDir };
+    cleanup = () => fs.rm(dataDir, { recursive: true, force: true, maxRetries: 5 });
+  }
+});
+afterAll(() => cleanup?.());
+
+const idp = (...args: string[]) => runEntryPoint('src/cli/main.ts', args, environment);
+const json = (stdout: string) => JSON.parse(stdout) as Record<string, unknown>;
+
+describe('npm run idp -- <command>', () => {
+  it('creates users, clients, lists and disables them, printing JSON', async () => {
+    const email = `admin-${crypto.randomBytes(4).toString('hex')}@example.com`;
+    const user = await idp(
+      'users:create',
+      '--email',
+      email,
+      '--password',
+      'a long passphrase',
+      '--role',
+      'super_admin',
+    );
+    expect(user.stderr).toBe('');
+    expect(user.code).toBe(0);
+    expect(json(user.stdout)).toMatchObject({ email, roles: ['super_admin'] });
+
+    const confidential = await idp(
+      'clients:create',
+      '--name',
+      'Backoffice',
+      '--type',
+      'confidential',
+      '--redirect-uri',
+      'https://app.example.com/callback',
+      '--post-logout-redirect-uri',
+      'https://app.example.com/',
+      '--scope',
+      'openid',
+      '--scope',
+      'profile email',
+    );
+    expect(confidential.code).toBe(0);
+    const created = json(confidential.stdout);
+    expect(created).toMatchObject({
+      name: 'Backoffice',
+      type: 'confidential',
+      allowed_scopes: ['openid', 'profile', 'email'],
+      grant_types: ['authorization_code', 'refresh_token'],
+      is_active: true,
+    });
+    expect(String(created.client_secret).length).toBeGreaterThanOrEqual(43);
+
+    const service = await idp(
+      'clients:create',
+      '--name',
+      'CRM reader',
+      '--type',
+      'confidential',
+      '--grant-type',
+      'client_credentials',
+      '--scope',
+      'service:crm.aggregates.read',
+    );
+    expect(service.code).toBe(0);
+
+    const list = await idp('clients:list');
+    expect(list.code).toBe(0);
+    expect(list.stdout).not.toContain(String(created.client_secret));
+    expect(list.stdout).not.toContain('secret');
+    const clients = JSON.parse(list.stdout) as { client_id: string }[];
+    expect(clients.map((client) => client.client_id)).toContain(created.client_id);
+
+    const disabled = await idp('clients:disable', '--client-id', String(created.client_id));
+    expect(disabled.code).toBe(0);
+    expect(json(disabled.stdout)).toEqual({ client_id: created.client_id, is_active: false });
+  }, 120_000);
+
+  it.each([
+    [
+      ['users:create', '--email', 'not-an-email', '--password', 'long enough pass'],
+      /--email: must be an email address/,
+    ],
+    [
+      ['users:create', '--email', 'short@example.com', '--password', 'short'],
+      /--password: must have at least 8 characters/,
+    ],
+    [
+      ['users:create', '--email', 'x@example.com', '--password', 'long enough pass', '--role', 'emperor'],
+      /unknown role emperor/,
+    ],
+    [
+      ['clients:create', '--name', 'x', '--type', 'public', '--scope', 'openid'],
+      /--redirect-uri: authorization_code needs at least one redirect URI/,
+    ],
+    [
+      [
+        'clients:create',
+        '--name',
+        'x',
+        '--type',
+        'public',
+        '--redirect-uri',
+        'http://evil.example.com/cb',
+        '--scope',
+        'openid',
+      ],
+      /--redirect-uri/,
+    ],
+    [
+      [
+        'clients:create',
+        '--name',
+        'x',
+        '--type',
+        'confidential',
+        '--grant-type',
+        'client_credentials',
+        '--scope',
+        'service:made.up',
+      ],
+      /Unknown catalogue permission in service:made\.up/,
+    ],
+    [['clients:create', '--name', 'x', '--type', 'weird', '--scope', 'openid'], /--type/],
+    [['clients:disable', '--client-id', 'nobody'], /no client with client_id nobody/],
+    [['clients:list', '--bogus'], /Unknown option '--bogus'/],
+    [['frobnicate'], /unknown command frobnicate/],
+  ])(
+    'refuses bad input %j with exit code 2 and a message',
+    async (args, message) => {
+      const result = await idp(...args);
+      expect(result.code).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toMatch(message);
+    },
+    60_000,
+  );
+
+  it('generates an RSA-2048 private key the service accepts', async () => {
+    const result = await idp('keys:generate');
+    expect(result.code).toBe(0);
+    const { private_key_pem: pem, kid } = json(result.stdout) as { private_key_pem: string; kid: string };
+    const key = await signingKeyFromPem(pem, 'oidc');
+    expect(key.kid).toBe(kid);
+    expect(key.privateKey.asymmetricKeyDetails?.modulusLength).toBe(2048);
+  }, 60_000);
+});
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+describe('the CLI while npm start runs', () => {
+  let server: ChildProcess | undefined;
+  afterAll(async () => {
+    if (!server || server.exitCode !== null) return;
+    const exited = new Promise((resolve) => server!.once('exit', resolve));
+    server.kill('SIGTERM');
+    // The data directory is removed after this: wait until the service has let go of it.
+    await exited;
+  });
+
+  it('works against the running service (on PGlite, by handing it the command)', async () => {
+    const port = await freePort();
+    server = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: repositoryRoot,
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        ...environment,
+        PORT: String(port),
+        LOG_LEVEL: 'info',
+      },
+    });
+    let log = '';
+    server.stdout!.on('data', (chunk: Buffer) => (log += chunk.toString()));
+    server.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString()));
+    for (let waited = 0; !log.includes('listening on') && waited < 40_000; waited += 200) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(log).toContain('listening on');
+
+    const created = await idp(
+      'clients:create',
+      '--name',
+      'While running',
+      '--type',
+      'public',
+      '--redirect-uri',
+      'http://localhost:9000/cb',
+      '--scope',
+      'openid',
+    );
+    expect(created.stderr).toBe('');
+    expect(created.code).toBe(0);
+    const { client_id: clientId } = json(created.stdout);
+
+    // The running service sees the client at once: its authorize endpoint knows it.
+    const authorize = await fetch(
+      `http://127.0.0.1:${port}/oauth/authorize?client_id=${clientId}&response_type=code&scope=openid&redirect_uri=${encodeURIComponent('http://localhost:9000/cb')}&code_challenge=${'a'.repeat(43)}&code_challenge_method=S256`,
+      { redirect: 'manual' },
+    );
+    expect(authorize.status).toBe(303);
+    expect(authorize.headers.get('location')).toContain('/interaction/');
+
+    if (onPostgres) return;
+    // PGlite is one process: a second service can't open the same data directory.
+    const second = await runEntryPoint('src/main.ts', [], { ...environment, PORT: String(await freePort()) });
+    expect(second.code).toBe(1);
+    expect(second.stderr).toMatch(/Cannot start: the embedded database in .* is in use by another process/);
+  }, 120_000);
+});

@@ -1,0 +1,186 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
+import { envelopeSchema } from '../../src/events/envelope.js';
+import { createTestDatabase, onPostgres } from '../support/database.js';
+import { eventually } from './support/eventually.js';
+import { outboxHelpers } from './support/outbox-helpers.js';
+import { RecordingBus } from './support/recording-bus.js';
+
+let database: DatabaseHandle & { url?: string };
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterAll(() => database?.close());
+
+const { outboxOn, changeWithEvent, relayOn, pendingIds } = outboxHelpers(() => database);
+
+describe('the outbox', () => {
+  it('stores the event with the change; the relay publishes it once, in the envelope, and marks it sent', async () => {
+    const messageId = await changeWithEvent(outboxOn());
+    const row = await database.db('event_outbox').where({ message_id: messageId }).first();
+    expect(row.sent_at).toBeNull();
+
+    const bus = new RecordingBus();
+    await relayOn(bus).drain();
+    expect(bus.messageIds).toContain(messageId);
+    const published = bus.published.find((entry) => entry.envelope.messageId === messageId)!.envelope;
+    expect(envelopeSchema.parse(published)).toEqual(published);
+    expect(published).toMatchObject({ messageType: 'platform.feature_flag.changed', producer: 'platform' });
+    expect(
+      (await database.db('event_outbox').where({ message_id: messageId }).first()).sent_at,
+    ).not.toBeNull();
+
+    await relayOn(bus).drain();
+    expect(bus.messageIds.filter((id) => id === messageId)).toHaveLength(1);
+  });
+
+  it('keeps no event of a change that failed', async () => {
+    const before = await database.db('event_outbox').count({ count: '*' });
+    await expect(
+      outboxOn().transaction(async (trx, emit) => {
+        await emit(
+          'platform.feature_flag.changed',
+          { flagKey: 'doomed', action: 'created', version: 1 },
+          'doomed',
+        );
+        await trx('platform_feature_flags').insert({ key: 'doomed', version: 1 });
+        throw new Error('the change failed after its event was added');
+      }),
+    ).rejects.toThrow('the change failed');
+    expect(await database.db('event_outbox').count({ count: '*' })).toEqual(before);
+    expect(await database.db('platform_feature_flags').where({ key: 'doomed' }).first()).toBeUndefined();
+  });
+
+  it('refuses a payload that does not match its message type schema, storing nothing', async () => {
+    const before = await database.db('event_outbox').count({ count: '*' });
+    await expect(
+      outboxOn().transaction(async (_trx, emit) => {
+        await emit(
+          'platform.feature_flag.changed',
+          { flagKey: 'x', action: 'renamed', version: 1 } as never,
+          'x',
+        );
+      }),
+    ).rejects.toThrow();
+    expect(await database.db('event_outbox').count({ count: '*' })).toEqual(before);
+  });
+
+  it('loses no committed event when the node stops before publishing: the next relay publishes them in order', async () => {
+    const written: string[] = [];
+    for (let index = 0; index < 5; index += 1) written.push(await changeWithEvent(outboxOn()));
+    // No relay ran (the node that committed them is gone); a node starting later publishes them.
+    const bus = new RecordingBus();
+    const relay = relayOn(bus);
+    relay.start();
+    await eventually(() => expect(bus.messageIds).toEqual(expect.arrayContaining(written)));
+    await relay.stop();
+    const positions = written.map((id) => bus.messageIds.indexOf(id));
+    expect(positions).toEqual([...positions].sort((a, b) => a - b));
+  });
+
+  it('keeps an event the broker refused pending and retries it; later events of its key wait, others go', async () => {
+    const bus = new RecordingBus();
+    const relay = relayOn(bus, database.db, { pollIntervalMs: 50 });
+    await relay.drain();
+    const outbox = outboxOn();
+    const flagKey = `retried.flag_${process.pid}`;
+    // Two changes of one flag (one ordering key), then a change of another flag.
+    const first = await outbox.transaction(async (trx, emit) => {
+      await trx('platform_feature_flags').insert({ key: flagKey, version: 1 });
+      return (
+        await emit('platform.feature_flag.changed', { flagKey, action: 'created', version: 1 }, flagKey)
+      ).messageId;
+    });
+    const second = await outbox.transaction(async (trx, emit) => {
+      await trx('platform_feature_flags').where({ key: flagKey }).update({ enabled: true, version: 2 });
+      return (
+        await emit('platform.feature_flag.changed', { flagKey, action: 'updated', version: 2 }, flagKey)
+      ).messageId;
+    });
+    const other = await changeWithEvent(outbox);
+
+    bus.failNext = 1;
+    relay.start();
+    await eventually(() => expect(bus.messageIds).toHaveLength(3));
+    await relay.stop();
+    // The first publish was refused: the other key's event was not held back, the flag's second waited.
+    expect(bus.messageIds).toEqual([other, first, second]);
+    const refused = await database.db('event_outbox').where({ message_id: first }).first();
+    expect(refused).toMatchObject({ attempts: 1, last_error: null });
+    expect(refused.sent_at).not.toBeNull();
+    expect(await pendingIds()).toEqual([]);
+  });
+
+  it('keeps events pending while the broker is down and publishes them in order when it is back', async () => {
+    const bus = new RecordingBus();
+    const relay = relayOn(bus, database.db, { pollIntervalMs: 50 });
+    await relay.drain();
+    bus.failNext = 1000;
+    const outbox = outboxOn(database.db, () => relay.wake());
+    relay.start();
+    const written: string[] = [];
+    for (let index = 0; index < 4; index += 1) written.push(await changeWithEvent(outbox));
+    await eventually(() => expect(bus.attempts).toBeGreaterThan(4));
+    expect(await pendingIds()).toEqual(expect.arrayContaining(written));
+    bus.failNext = 0;
+    await eventually(() => expect(bus.messageIds).toEqual(written));
+    await relay.stop();
+  });
+
+  it('wakes the relay right after the commit, without waiting for the poll', async () => {
+    const bus = new RecordingBus();
+    const relay = relayOn(bus, database.db, { pollIntervalMs: 60_000 });
+    relay.start();
+    await relay.drain();
+    const started = Date.now();
+    const messageId = await changeWithEvent(outboxOn(database.db, () => relay.wake()));
+    await eventually(() => expect(bus.messageIds).toContain(messageId), 5000);
+    expect(Date.now() - started).toBeLessThan(2000);
+    await relay.stop();
+  });
+});
+
+describe('the outbox with several nodes', () => {
+  it('two relays publish each event exactly once, each writer’s events in order', async () => {
+    // A second node: its own connection pool on PostgreSQL; PGlite (one process) shares its one connection.
+    const other = onPostgres
+      ? await openDatabase({ databaseUrl: database.url!, poolMax: 5 })
+      : { db: database.db, close: async () => {} };
+    try {
+      await relayOn(new RecordingBus()).drain();
+      const [busA, busB] = [new RecordingBus(), new RecordingBus()];
+      const [relayA, relayB] = [relayOn(busA), relayOn(busB, other.db)];
+      relayA.start();
+      relayB.start();
+      // Writers on both nodes, each waking its own relay after commit.
+      const byWriter = await Promise.all(
+        Array.from({ length: 6 }, async (_, writer) => {
+          const node =
+            writer % 2 === 0 ? { db: database.db, relay: relayA } : { db: other.db, relay: relayB };
+          const ids = [];
+          for (let index = 0; index < 15; index += 1) {
+            ids.push(await changeWithEvent(outboxOn(node.db, () => node.relay.wake())));
+          }
+          return ids;
+        }),
+      );
+      const written = byWriter.flat();
+      const all = () => [...busA.published, ...busB.published].sort((x, y) => (x.at < y.at ? -1 : 1));
+      await eventually(() => expect(all()).toHaveLength(written.length), 20_000);
+      await Promise.all([relayA.stop(), relayB.stop()]);
+
+      const published = all().map((entry) => entry.envelope.messageId);
+      expect(new Set(published).size).toBe(written.length);
+      expect(new Set(published)).toEqual(new Set(written));
+      // One relay at a time, in outbox order: the events of each writer (one key's changes) stay in order.
+      for (const ids of byWriter) {
+        const positions = ids.map((id) => published.indexOf(id));
+        expect(positions).toEqual([...positions].sort((a, b) => a - b));
+      }
+      expect(await pendingIds()).toEqual([]);
+    } finally {
+      await other.close();
+    }
+  });
+});

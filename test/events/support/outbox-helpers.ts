@@ -1,0 +1,54 @@
+import { systemClock } from '../../../src/clock.js';
+import type { DatabaseHandle } from '../../../src/db/database.js';
+import { OutboxRelay } from '../../../src/events/outbox/outbox-relay.js';
+import { Outbox } from '../../../src/events/outbox/outbox.js';
+import { createLogger } from '../../../src/logger.js';
+import { platformEvents } from '../../../src/platform/events/platform-events.js';
+import { onPostgres } from '../../support/database.js';
+import type { RecordingBus } from './recording-bus.js';
+
+const logger = createLogger('silent');
+let flagCounter = 0;
+
+/** Outboxes, relays and a sample change with its event, on a test file's database. */
+export function outboxHelpers(database: () => DatabaseHandle) {
+  function outboxOn(db = database().db, afterCommit: () => void = () => {}) {
+    return new Outbox({
+      db,
+      catalog: platformEvents,
+      producer: 'platform',
+      clock: systemClock,
+      notifyOnCommit: onPostgres,
+      afterCommit,
+    });
+  }
+
+  /** One change (a feature flag row) and its event, in one transaction; returns the messageId. */
+  async function changeWithEvent(outbox: Outbox<typeof platformEvents>): Promise<string> {
+    const flagKey = `outbox.flag_${process.pid}_${(flagCounter += 1)}`;
+    return outbox.transaction(async (trx, emit) => {
+      await trx('platform_feature_flags').insert({ key: flagKey, version: 1 });
+      const envelope = await emit(
+        'platform.feature_flag.changed',
+        { flagKey, action: 'created', version: 1 },
+        flagKey,
+      );
+      return envelope.messageId;
+    });
+  }
+
+  function relayOn(
+    bus: RecordingBus,
+    db = database().db,
+    options: { pollIntervalMs?: number; retryDelayMs?: number } = {},
+  ) {
+    return new OutboxRelay({ db, bus, logger, clock: systemClock, retryDelayMs: 20, ...options });
+  }
+
+  const pendingIds = async () =>
+    (await database().db('event_outbox').whereNull('sent_at').select('message_id')).map(
+      (row) => row.message_id,
+    );
+
+  return { outboxOn, changeWithEvent, relayOn, pendingIds, logger };
+}

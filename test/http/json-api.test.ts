@@ -1,0 +1,29 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestService, type TestService } from '../support/test-service.js';
+
+let service: TestService;
+beforeAll(async () => {
+  service = await startTestService();
+});
+afterAll(() => service?.close());
+
+describe('JSON APIs', () => {
+  it('serves the identity OpenAPI 3.1 document', async () => {
+    const response = await fetch(service.url('/api/v2/identity/openapi.json'));
+    expect(response.status).toBe(200);
+    const document = (await response.json()) as {
+      openapi: string;
+      servers: { url: string }[];
+      components: { schemas: Record<string, unknown> };
+    };
+    expect(document.openapi).toBe('3.1.0');
+    expect(document.servers[0]?.url).toBe(`${service.issuer}/api/v2/identity`);
+    expect(document.components.schemas.Error).toBeDefined();
+  });
+
+  it('answers an unknown API path with the JSON error body, not an HTML page', async () => {
+    const response = await fetch(service.url('/api/v2/identity/nope'), { method: 'POST' });
+    expect(response.status).toBe(404);
+    expect(await response.json()).toEqual({ error: 'not_found', message: 'There is no such endpoint.' });
+  });
+});

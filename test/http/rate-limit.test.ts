@@ -1,0 +1,45 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DatabaseHandle } from '../../src/db/database.js';
+import { RateLimitExceeded, RateLimits } from '../../src/http/rate-limit.js';
+import { createTestDatabase } from '../support/database.js';
+
+let database: DatabaseHandle;
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterAll(() => database?.close());
+
+describe('rate limits on the shared database store', () => {
+  it('grants exactly the budget to parallel requests, across two limiter instances (two nodes)', async () => {
+    const rule = { name: 'test-parallel', points: 20, durationSeconds: 60 };
+    const nodes = [new RateLimits(database.db), new RateLimits(database.db)];
+    const results = await Promise.allSettled(
+      Array.from({ length: 50 }, (_, index) => nodes[index % 2]!.consume(rule, 'client-a')),
+    );
+    const granted = results.filter((result) => result.status === 'fulfilled').length;
+    const refused = results.filter(
+      (result) => result.status === 'rejected' && result.reason instanceof RateLimitExceeded,
+    );
+    expect(granted).toBe(20);
+    expect(refused).toHaveLength(30);
+    const retryAfter = (refused[0] as PromiseRejectedResult).reason.retryAfterSeconds;
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    // Another key has its own budget.
+    await expect(nodes[0]!.consume(rule, 'client-b')).resolves.toBeUndefined();
+    await Promise.all(nodes.map((node) => node.close()));
+  });
+
+  it('starts a new window when the old one has passed', async () => {
+    const rule = { name: 'test-window', points: 1, durationSeconds: 1 };
+    const limits = new RateLimits(database.db);
+    await limits.consume(rule, 'k');
+    await expect(limits.consume(rule, 'k')).rejects.toBeInstanceOf(RateLimitExceeded);
+    await database
+      .db('rate_limits')
+      .where({ key: 'test-window:k' })
+      .update({ expire: Date.now() - 1 });
+    await expect(limits.consume(rule, 'k')).resolves.toBeUndefined();
+    await limits.close();
+  });
+});

@@ -1,0 +1,65 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DatabaseHandle } from '../../src/db/database.js';
+import { assertLoginAllowed } from '../../src/identity/brute-force/login-protection.js';
+import { cleanUpSecurityRecords } from '../../src/identity/verification/security-records-cleanup.js';
+import { issueVerificationCode } from '../../src/identity/verification/verification-codes.js';
+import { createTestDatabase } from '../support/database.js';
+import { createTestUser, uniqueEmail } from '../support/fixtures.js';
+import { uniqueIp } from '../support/identity-api-client.js';
+import { ManualClock } from '../support/manual-clock.js';
+
+let database: DatabaseHandle;
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterAll(() => database?.close());
+
+describe('hourly cleanup of codes and counters', () => {
+  it('expires lapsed codes, deletes what ended a day ago, keeps what is live and account counters', async () => {
+    const { db } = database;
+    const clock = new ManualClock();
+    const user = await createTestUser(db);
+    const old = uniqueEmail('old');
+    await issueVerificationCode(
+      { db, clock },
+      { identifier: { kind: 'email', value: old }, purpose: 'login' },
+    );
+    const oldIp = uniqueIp();
+    const stranger = uniqueEmail('stranger');
+    await assertLoginAllowed({ db, clock }, { userId: undefined, identifier: stranger, ip: oldIp });
+    await assertLoginAllowed({ db, clock }, { userId: user.id, ip: oldIp });
+
+    clock.advanceSeconds(25 * 60 * 60);
+    const fresh = uniqueEmail('fresh');
+    await issueVerificationCode(
+      { db, clock },
+      { identifier: { kind: 'email', value: fresh }, purpose: 'login' },
+    );
+    const lapsing = uniqueEmail('lapsing');
+    await issueVerificationCode(
+      { db, clock },
+      { identifier: { kind: 'email', value: lapsing }, purpose: 'login' },
+    );
+    clock.advanceSeconds(5 * 60);
+    const freshIp = uniqueIp();
+    await assertLoginAllowed({ db, clock }, { userId: undefined, identifier: uniqueEmail(), ip: freshIp });
+    clock.advanceSeconds(6 * 60);
+
+    const removed = await cleanUpSecurityRecords(db, clock.now());
+    expect(removed.codesDeleted).toBeGreaterThanOrEqual(1);
+    expect(await db('verification_codes').where({ identifier: old }).first()).toBeUndefined();
+    expect((await db('verification_codes').where({ identifier: lapsing }).first()).status).toBe('expired');
+    expect(
+      await db('login_lockouts')
+        .where({ subject: `identifier:${stranger}` })
+        .first(),
+    ).toBeUndefined();
+    expect(
+      await db('login_lockouts')
+        .where({ subject: `user:${user.id}` })
+        .first(),
+    ).toBeDefined();
+    expect(await db('login_ip_throttle').where({ ip: oldIp }).first()).toBeUndefined();
+    expect(await db('login_ip_throttle').where({ ip: freshIp }).first()).toBeDefined();
+  });
+});

@@ -1,0 +1,200 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callbackUri, createTestUser } from '../support/fixtures.js';
+import { HttpBrowser } from '../support/http-browser.js';
+import { completeAuthorization, discover, oidc } from '../support/relying-party.js';
+import { mainAuthToken } from '../support/sign-in.js';
+import { startTestService, type TestService } from '../support/test-service.js';
+
+let service: TestService;
+let adminToken: string;
+beforeAll(async () => {
+  service = await startTestService();
+  const admin = await createTestUser(service.service.db, { roles: ['super_admin'] });
+  adminToken = await mainAuthToken(service, admin, { roles: ['super_admin'], permissions: ['*'] });
+});
+afterAll(() => service?.close());
+
+async function register(body: unknown, token = adminToken) {
+  const response = await fetch(service.url('/oauth/clients/register'), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+const clientCount = async () => (await service.service.db('oauth_clients').select('id')).length;
+
+describe('POST /oauth/clients/register', () => {
+  it('registers a public client usable at once through discovery', async () => {
+    const answer = await register({
+      name: 'Registered SPA',
+      type: 'public',
+      redirect_uris: [callbackUri],
+      scopes: ['openid', 'email'],
+    });
+    expect(answer.status).toBe(201);
+    expect(answer.body).toMatchObject({
+      name: 'Registered SPA',
+      type: 'public',
+      allowed_scopes: ['openid', 'email'],
+      grant_types: ['authorization_code', 'refresh_token'],
+      is_active: true,
+    });
+    expect(answer.body).not.toHaveProperty('client_secret');
+    const user = await createTestUser(service.service.db);
+    const config = await discover(service.issuer, String(answer.body.client_id));
+    const { tokens } = await completeAuthorization(config, new HttpBrowser(service.issuer), {
+      identifier: user.email!,
+      password: user.password,
+      parameters: { scope: 'openid email' },
+    });
+    expect(tokens.claims()?.email).toBe(user.email);
+  });
+
+  it('shows a confidential client’s secret once, and stores only its hash', async () => {
+    const answer = await register({
+      name: 'Backend',
+      type: 'confidential',
+      redirect_uris: ['https://backend.example.com/callback'],
+      scopes: ['openid'],
+    });
+    expect(answer.status).toBe(201);
+    const secret = String(answer.body.client_secret);
+    expect(secret.length).toBeGreaterThanOrEqual(43);
+    const [row] = await service.service.db('oauth_clients').where({ client_id: answer.body.client_id });
+    expect(JSON.stringify(row)).not.toContain(secret);
+  });
+
+  it('registers a service client that gets client-credentials tokens', async () => {
+    const answer = await register({
+      name: 'CRM reader',
+      type: 'confidential',
+      grant_types: ['client_credentials'],
+      scopes: ['service:crm.aggregates.read'],
+    });
+    expect(answer.status).toBe(201);
+    const config = await discover(
+      service.issuer,
+      String(answer.body.client_id),
+      String(answer.body.client_secret),
+    );
+    const tokens = await oidc.clientCredentialsGrant(config);
+    expect(tokens.scope).toBe('service:crm.aggregates.read');
+  });
+
+  it.each([
+    [
+      'a public client_credentials client',
+      {
+        name: 'x',
+        type: 'public',
+        grant_types: ['client_credentials'],
+        scopes: ['service:crm.aggregates.read'],
+      },
+      'type',
+    ],
+    [
+      'a service client with redirect URIs',
+      {
+        name: 'x',
+        type: 'confidential',
+        grant_types: ['client_credentials'],
+        redirect_uris: [callbackUri],
+        scopes: ['service:crm.aggregates.read'],
+      },
+      'redirect_uris',
+    ],
+    [
+      'a free-form service scope',
+      { name: 'x', type: 'confidential', grant_types: ['client_credentials'], scopes: ['service:whatever'] },
+      'scopes.0',
+    ],
+    [
+      'a service scope outside the catalogue',
+      {
+        name: 'x',
+        type: 'confidential',
+        grant_types: ['client_credentials'],
+        scopes: ['service:crm.nothing.read'],
+      },
+      undefined,
+    ],
+    [
+      'service scopes on a user-flow client',
+      {
+        name: 'x',
+        type: 'public',
+        redirect_uris: [callbackUri],
+        scopes: ['openid', 'service:crm.aggregates.read'],
+      },
+      'scopes',
+    ],
+    ['no redirect URI for the code flow', { name: 'x', type: 'public', scopes: ['openid'] }, 'redirect_uris'],
+    [
+      'an http redirect URI that is not loopback',
+      { name: 'x', type: 'public', redirect_uris: ['http://app.example.com/cb'], scopes: ['openid'] },
+      'redirect_uris.0',
+    ],
+    [
+      'a redirect URI with a fragment',
+      { name: 'x', type: 'public', redirect_uris: ['https://app.example.com/cb#x'], scopes: ['openid'] },
+      'redirect_uris.0',
+    ],
+    [
+      'an unknown scope',
+      { name: 'x', type: 'public', redirect_uris: [callbackUri], scopes: ['openid', 'admin'] },
+      'scopes.1',
+    ],
+    [
+      'an empty name',
+      { name: ' ', type: 'public', redirect_uris: [callbackUri], scopes: ['openid'] },
+      'name',
+    ],
+  ])('refuses %s with 400 invalid_client_metadata and writes nothing', async (_label, body, path) => {
+    const before = await clientCount();
+    const answer = await register(body);
+    expect(answer.status).toBe(400);
+    expect(answer.body.error).toBe('invalid_client_metadata');
+    if (path)
+      expect((answer.body.details as { path: string }[]).map((detail) => detail.path)).toContain(path);
+    expect(await clientCount()).toBe(before);
+  });
+
+  it.each([
+    ['malformed JSON', '{"name": ', 'invalid_json'],
+    ['a missing type', JSON.stringify({ name: 'x', scopes: ['openid'] }), 'invalid_request'],
+  ])('refuses %s with 400', async (_label, body, error) => {
+    const answer = await register(body);
+    expect(answer).toMatchObject({ status: 400, body: { error } });
+  });
+
+  it('needs the permission identity.oauth_clients.manage (403 without it)', async () => {
+    const user = await createTestUser(service.service.db);
+    const answer = await register(
+      { name: 'x', type: 'public', redirect_uris: [callbackUri], scopes: ['openid'] },
+      await mainAuthToken(service, user),
+    );
+    expect(answer).toMatchObject({ status: 403, body: { error: 'forbidden' } });
+  });
+
+  it('needs a recent sign-in: 401 reauthentication_required after 5 minutes', async () => {
+    const admin = await createTestUser(service.service.db, { roles: ['super_admin'] });
+    const stale = await mainAuthToken(service, admin, {
+      permissions: ['*'],
+      authTime: new Date(Date.now() - 6 * 60 * 1000),
+    });
+    const answer = await register(
+      { name: 'x', type: 'public', redirect_uris: [callbackUri], scopes: ['openid'] },
+      stale,
+    );
+    expect(answer.status).toBe(401);
+    expect(answer.body).toMatchObject({ error: 'reauthentication_required' });
+    expect(String(answer.body.message)).toMatch(/Sign in again/);
+  });
+
+  it('needs an access token', async () => {
+    const answer = await register({ name: 'x' }, 'garbage');
+    expect(answer).toMatchObject({ status: 401, body: { error: 'unauthorized' } });
+  });
+});

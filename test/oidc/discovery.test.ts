@@ -1,0 +1,67 @@
+import { createLocalJWKSet, jwtVerify, SignJWT, type JWK } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestService, type TestService } from '../support/test-service.js';
+
+let service: TestService;
+beforeAll(async () => {
+  service = await startTestService();
+});
+afterAll(() => service?.close());
+
+describe('discovery and keys', () => {
+  it('publishes every field of the spec with absolute addresses built from the issuer', async () => {
+    const response = await fetch(service.url('/.well-known/openid-configuration'));
+    expect(response.status).toBe(200);
+    const document = (await response.json()) as Record<string, unknown>;
+    const at = (path: string) => `${service.issuer}${path}`;
+    expect(document).toMatchObject({
+      issuer: service.issuer,
+      authorization_endpoint: at('/oauth/authorize'),
+      token_endpoint: at('/oauth/token'),
+      userinfo_endpoint: at('/oauth/userinfo'),
+      jwks_uri: at('/.well-known/jwks.json'),
+      end_session_endpoint: at('/oauth/end_session'),
+      introspection_endpoint: at('/oauth/introspect'),
+      revocation_endpoint: at('/oauth/revoke'),
+      registration_endpoint: at('/oauth/clients/register'),
+      response_types_supported: ['code'],
+      subject_types_supported: ['public'],
+      id_token_signing_alg_values_supported: ['RS256'],
+      code_challenge_methods_supported: ['S256'],
+    });
+    expect([...(document.scopes_supported as string[])].sort()).toEqual(
+      ['openid', 'email', 'profile', 'phone', 'organizations', 'roles'].sort(),
+    );
+    expect([...(document.grant_types_supported as string[])].sort()).toEqual(
+      ['authorization_code', 'refresh_token', 'client_credentials'].sort(),
+    );
+    expect([...(document.token_endpoint_auth_methods_supported as string[])].sort()).toEqual(
+      ['none', 'client_secret_post', 'client_secret_basic'].sort(),
+    );
+  });
+
+  it('publishes the OAuth and the main-auth public keys with kids, and no private parts', async () => {
+    const response = await fetch(service.url('/.well-known/jwks.json'));
+    expect(response.status).toBe(200);
+    const { keys } = (await response.json()) as { keys: Record<string, unknown>[] };
+    const { oidc, mainAuth } = service.service.keys;
+    expect(keys.map((key) => key.kid).sort()).toEqual([oidc.kid, mainAuth.kid].sort());
+    for (const key of keys) {
+      expect(key).toMatchObject({ kty: 'RSA', alg: 'RS256', use: 'sig' });
+      for (const privatePart of ['d', 'p', 'q', 'dp', 'dq', 'qi'])
+        expect(key).not.toHaveProperty(privatePart);
+    }
+  });
+
+  it('lets a third party verify an id_token-like JWT signed by the provider with the published key set', async () => {
+    const jwks = (await (await fetch(service.url('/.well-known/jwks.json'))).json()) as {
+      keys: JWK[];
+    };
+    const signed = await new SignJWT({ probe: true })
+      .setProtectedHeader({ alg: 'RS256', kid: service.service.keys.oidc.kid })
+      .setIssuer(service.issuer)
+      .sign(service.service.keys.oidc.privateKey);
+    const { payload } = await jwtVerify(signed, createLocalJWKSet(jwks), { issuer: service.issuer });
+    expect(payload.probe).toBe(true);
+  });
+});

@@ -1,0 +1,101 @@
+import crypto from 'node:crypto';
+import { SignJWT, UnsecuredJWT, decodeJwt } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestClient } from '../support/fixtures.js';
+import { HttpBrowser } from '../support/http-browser.js';
+import { completeAuthorization, oidc } from '../support/relying-party.js';
+import { userWithTokens } from '../support/sign-in.js';
+import { startTestService, type TestService } from '../support/test-service.js';
+
+let service: TestService;
+beforeAll(async () => {
+  service = await startTestService();
+});
+afterAll(() => service?.close());
+
+const signedOutUri = 'http://localhost:8080/signed-out';
+
+function endSessionUrl(parameters: Record<string, string>): string {
+  return `${service.url('/oauth/end_session')}?${new URLSearchParams(parameters)}`;
+}
+
+async function activeRefreshTokens(userId: string, clientId: string): Promise<number> {
+  const rows = await service.service
+    .db('oauth_refresh_tokens')
+    .where({ user_id: userId, client_id: clientId })
+    .whereNull('revoked_at');
+  return rows.length;
+}
+
+describe('GET /oauth/end_session over HTTP', () => {
+  it('revokes every refresh token of that user and client, from every authorization', async () => {
+    const first = await userWithTokens(service);
+    // A second authorization of the same user and client, in another browser.
+    const second = await completeAuthorization(first.config, new HttpBrowser(service.issuer), {
+      identifier: first.user.email!,
+      password: first.user.password,
+      consent: 'expect-none',
+    });
+    expect(await activeRefreshTokens(first.user.id, first.client.clientId)).toBe(2);
+    const page = await first.browser.navigate(
+      endSessionUrl({
+        id_token_hint: first.tokens.id_token!,
+        post_logout_redirect_uri: signedOutUri,
+        state: 'bye',
+      }),
+    );
+    expect(new URL(page.url).pathname).toBe('/en/auth/single-logout');
+    expect(await activeRefreshTokens(first.user.id, first.client.clientId)).toBe(0);
+    await expect(oidc.refreshTokenGrant(first.config, second.tokens.refresh_token!)).rejects.toMatchObject({
+      error: 'invalid_grant',
+    });
+  });
+
+  it('renders an error page, without redirecting, for a post_logout_redirect_uri not in the client list', async () => {
+    const { tokens } = await userWithTokens(service);
+    const response = await fetch(
+      endSessionUrl({
+        id_token_hint: tokens.id_token!,
+        post_logout_redirect_uri: 'https://evil.example.com/',
+      }),
+      { redirect: 'manual' },
+    );
+    expect(response.status).toBe(400);
+    expect(response.headers.get('location')).toBeNull();
+    expect(await response.text()).toContain('post_logout_redirect_uri not registered');
+  });
+
+  it('refuses an id_token_hint signed by another key, or forged with alg none, and revokes nothing', async () => {
+    const { user, client, tokens } = await userWithTokens(service);
+    const claims = decodeJwt(tokens.id_token!);
+    const { privateKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const foreign = await new SignJWT(claims)
+      .setProtectedHeader({ alg: 'RS256', kid: service.service.keys.oidc.kid })
+      .sign(privateKey);
+    const unsigned = new UnsecuredJWT(claims).encode();
+    for (const hint of [foreign, unsigned, 'not.a.jwt']) {
+      const response = await fetch(
+        endSessionUrl({ id_token_hint: hint, post_logout_redirect_uri: signedOutUri }),
+        {
+          redirect: 'manual',
+        },
+      );
+      expect(response.status).toBe(400);
+      expect(response.headers.get('location')).toBeNull();
+      expect(await response.text()).toContain('id_token_hint is not valid');
+    }
+    expect(await activeRefreshTokens(user.id, client.clientId)).toBe(1);
+  });
+
+  it('refuses an id_token_hint of one client with the client_id of another', async () => {
+    const { tokens } = await userWithTokens(service);
+    const { client: other } = await createTestClient(service.service.db);
+    const response = await fetch(
+      endSessionUrl({ id_token_hint: tokens.id_token!, client_id: other.clientId }),
+      {
+        redirect: 'manual',
+      },
+    );
+    expect(response.status).toBe(400);
+  });
+});

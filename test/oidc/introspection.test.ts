@@ -1,0 +1,150 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServiceClient, createTestClient } from '../support/fixtures.js';
+import { discover, oidc } from '../support/relying-party.js';
+import { mainAuthToken, userWithTokens } from '../support/sign-in.js';
+import { startTestService, type TestService } from '../support/test-service.js';
+
+let service: TestService;
+beforeAll(async () => {
+  service = await startTestService();
+});
+afterAll(() => service?.close());
+
+const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
+
+async function introspect(authorization: string | undefined, body: Record<string, string>) {
+  const response = await fetch(service.url('/oauth/introspect'), {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      ...(authorization ? { authorization } : {}),
+    },
+    body: new URLSearchParams(body),
+  });
+  return {
+    status: response.status,
+    body: (await response.json()) as Record<string, unknown>,
+    headers: response.headers,
+  };
+}
+
+describe('POST /oauth/introspect', () => {
+  it('describes an active access token and refresh token to their client (openid-client)', async () => {
+    const { user, client, config, tokens } = await userWithTokens(service, 'confidential');
+    const access = await oidc.tokenIntrospection(config, tokens.access_token, {
+      token_type_hint: 'access_token',
+    });
+    expect(access).toMatchObject({
+      active: true,
+      sub: user.id,
+      client_id: client.clientId,
+      scope: 'openid profile email',
+      iss: service.issuer,
+      token_type: 'Bearer',
+    });
+    expect(access.exp! - access.iat!).toBe(900);
+    const refresh = await oidc.tokenIntrospection(config, tokens.refresh_token!);
+    expect(refresh).toMatchObject({
+      active: true,
+      sub: user.id,
+      client_id: client.clientId,
+      token_type: 'Bearer',
+    });
+    expect(refresh.exp! - refresh.iat!).toBe(30 * 24 * 3600);
+  });
+
+  it('lets a service (resource server) introspect user access tokens of other clients', async () => {
+    const { user, tokens } = await userWithTokens(service);
+    const { client, clientSecret } = await createServiceClient(service.service.db, [
+      'service:crm.aggregates.read',
+    ]);
+    const answer = await introspect(basic(client.clientId, clientSecret!), { token: tokens.access_token });
+    expect(answer.body).toMatchObject({ active: true, sub: user.id });
+  });
+
+  it('answers exactly {"active":false} for what is not active or not the caller’s', async () => {
+    const { client, clientSecret, config, tokens } = await userWithTokens(service, 'confidential');
+    const rotated = await oidc.refreshTokenGrant(config, tokens.refresh_token!);
+    const other = await createTestClient(service.service.db, { type: 'confidential' });
+    const otherUser = await userWithTokens(service, 'confidential');
+    const caller = basic(client.clientId, clientSecret!);
+    const forged = `${tokens.access_token.split('.').slice(0, 2).join('.')}.${'A'.repeat(342)}`;
+    const mainAuth = await mainAuthToken(service, { id: otherUser.user.id });
+    for (const token of [
+      tokens.refresh_token!, // rotated out
+      'not-a-token',
+      forged,
+      mainAuth, // main-auth tokens are not OAuth tokens
+      otherUser.tokens.access_token, // another client's access token
+      otherUser.tokens.refresh_token!, // another client's refresh token
+    ]) {
+      const answer = await introspect(caller, { token });
+      expect(answer.status).toBe(200);
+      expect(answer.body).toEqual({ active: false });
+    }
+    // ...and the other client can't see this client's tokens either.
+    const fromOther = await introspect(basic(other.client.clientId, other.clientSecret!), {
+      token: rotated.refresh_token!,
+    });
+    expect(fromOther.body).toEqual({ active: false });
+  });
+
+  it('answers inactive for a disabled user’s tokens and for a revoked refresh token', async () => {
+    const { user, client, clientSecret, config, tokens } = await userWithTokens(service, 'confidential');
+    await oidc.tokenRevocation(config, tokens.refresh_token!);
+    const caller = basic(client.clientId, clientSecret!);
+    expect((await introspect(caller, { token: tokens.refresh_token! })).body).toEqual({ active: false });
+    await service.service.db('users').where({ id: user.id }).update({ status: 'disabled' });
+    expect((await introspect(caller, { token: tokens.access_token })).body).toEqual({ active: false });
+  });
+
+  it('requires HTTP Basic client authentication', async () => {
+    const { client, clientSecret, tokens } = await userWithTokens(service, 'confidential');
+    for (const authorization of [
+      undefined,
+      basic(client.clientId, 'wrong'),
+      basic('nobody', 'x'),
+      'Bearer something',
+      'Basic !!!',
+    ]) {
+      const answer = await introspect(authorization, { token: tokens.access_token });
+      expect(answer.status).toBe(401);
+      expect(answer.body.error).toBe('invalid_client');
+      expect(answer.headers.get('www-authenticate')).toMatch(/^Basic/);
+    }
+    // client_secret_post is not how this endpoint authenticates.
+    const posted = await introspect(undefined, {
+      token: tokens.access_token,
+      client_id: client.clientId,
+      client_secret: clientSecret!,
+    });
+    expect(posted.status).toBe(401);
+  });
+
+  it('refuses a public client (it has no secret)', async () => {
+    const { client } = await createTestClient(service.service.db);
+    const answer = await introspect(basic(client.clientId, 'anything'), { token: 'x' });
+    expect(answer.status).toBe(401);
+  });
+
+  it('answers a missing token with invalid_request', async () => {
+    const { client, clientSecret } = await createTestClient(service.service.db, { type: 'confidential' });
+    const answer = await introspect(basic(client.clientId, clientSecret!), {});
+    expect(answer).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
+  });
+
+  it('works through discovery with openid-client for a service token', async () => {
+    const { client, clientSecret } = await createServiceClient(service.service.db, [
+      'service:crm.aggregates.read',
+    ]);
+    const config = await discover(service.issuer, client.clientId, clientSecret);
+    const { access_token } = await oidc.clientCredentialsGrant(config);
+    const answer = await oidc.tokenIntrospection(config, access_token);
+    expect(answer).toMatchObject({
+      active: true,
+      sub: client.clientId,
+      client_id: client.clientId,
+      scope: 'service:crm.aggregates.read',
+    });
+  });
+});

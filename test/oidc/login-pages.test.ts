@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestClient, createTestUser, uniqueEmail } from '../support/fixtures.js';
+import { HttpBrowser, pageText, type Page } from '../support/http-browser.js';
+import { buildAuthorizationRequest, discover } from '../support/relying-party.js';
+import { startTestService, type TestService } from '../support/test-service.js';
+
+let service: TestService;
+let authorizationUrl: () => Promise<string>;
+
+beforeAll(async () => {
+  service = await startTestService();
+  const { client } = await createTestClient(service.service.db);
+  const config = await discover(service.issuer, client.clientId);
+  authorizationUrl = async () => (await buildAuthorizationRequest(config)).url.toString();
+});
+afterAll(() => service?.close());
+
+async function passwordPage(identifier: string): Promise<{ browser: HttpBrowser; page: Page }> {
+  const browser = new HttpBrowser(service.issuer);
+  const start = await browser.navigate(await authorizationUrl());
+  return { browser, page: await browser.submit(start, { identifier }) };
+}
+
+async function timedPasswordAttempt(identifier: string, password: string) {
+  const { browser, page } = await passwordPage(identifier);
+  const started = performance.now();
+  const answer = await browser.submit(page, { password });
+  return { answer, ms: performance.now() - started };
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+describe('the login funnel pages', () => {
+  it('asks for the password after any well-formed identifier, known or not', async () => {
+    const user = await createTestUser(service.service.db);
+    for (const identifier of [user.email!, uniqueEmail('nobody')]) {
+      const { page } = await passwordPage(identifier);
+      expect(page.status).toBe(200);
+      expect(page.html).toContain('name="password"');
+      expect(pageText(page, 'identifier')).toBe(identifier);
+    }
+  });
+
+  it('answers an unknown identifier exactly like a wrong password, in the same time', async () => {
+    const user = await createTestUser(service.service.db);
+    const wrongPassword: number[] = [];
+    const unknownIdentifier: number[] = [];
+    let answers: Page[] = [];
+    for (let round = 0; round < 5; round++) {
+      const wrong = await timedPasswordAttempt(user.email!, 'not the password');
+      const unknown = await timedPasswordAttempt(uniqueEmail('nobody'), 'not the password');
+      wrongPassword.push(wrong.ms);
+      unknownIdentifier.push(unknown.ms);
+      answers = [wrong.answer, unknown.answer];
+    }
+    const [wrong, unknown] = answers as [Page, Page];
+    expect(wrong.status).toBe(401);
+    expect(unknown.status).toBe(wrong.status);
+    expect(pageText(unknown, 'form-error')).toBe(pageText(wrong, 'form-error'));
+    // Both verify an argon2id hash (~tens of ms); an early exit for unknown users would be far faster.
+    const [a, b] = [median(wrongPassword), median(unknownIdentifier)];
+    expect(Math.min(a, b)).toBeGreaterThan(10);
+    expect(Math.abs(a - b)).toBeLessThan(Math.max(a, b) * 0.5);
+  });
+
+  it('refuses a disabled user with the same answer as a wrong password', async () => {
+    const user = await createTestUser(service.service.db);
+    await service.service.db('users').where({ id: user.id }).update({ status: 'disabled' });
+    const { answer } = await timedPasswordAttempt(user.email!, user.password);
+    expect(answer.status).toBe(401);
+    expect(pageText(answer, 'form-error')).toMatch(/not right/);
+  });
+
+  it('explains a malformed identifier and stays on the first step', async () => {
+    const { page } = await passwordPage('not an email or phone');
+    expect(page.status).toBe(400);
+    expect(page.html).toContain('name="identifier"');
+    expect(pageText(page, 'form-error')).toMatch(/email address or a phone number/);
+  });
+
+  it('does not accept a replayed step: the flow session id is single-use', async () => {
+    const browser = new HttpBrowser(service.issuer);
+    const start = await browser.navigate(await authorizationUrl());
+    const first = await browser.submit(start, { identifier: uniqueEmail() });
+    expect(first.html).toContain('name="password"');
+    const replay = await browser.submit(start, { identifier: uniqueEmail() });
+    expect(replay.status).toBe(410);
+    expect(pageText(replay, 'form-error')).toMatch(/expired or was already used/);
+    expect(replay.html).toContain('name="identifier"');
+  });
+
+  it('refuses the login page of an interaction from another browser', async () => {
+    const browser = new HttpBrowser(service.issuer);
+    const start = await browser.navigate(await authorizationUrl());
+    const stranger = await fetch(start.url);
+    expect(stranger.status).toBe(400);
+    expect(await stranger.text()).toContain('interaction_expired');
+  });
+});

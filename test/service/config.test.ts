@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.js';
+import { generateRsaPrivateKeyPem } from '../../src/keys/development-secrets.js';
+import { runEntryPoint } from '../support/run-process.js';
+
+describe('configuration from the environment', () => {
+  it('has working defaults for a laptop', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      env: 'development',
+      port: 3000,
+      issuer: 'http://localhost:3000',
+      databaseUrl: undefined,
+    });
+    expect(config.dataDir).toMatch(/\.data$/);
+  });
+
+  it.each([
+    ['PORT', { PORT: 'eighty' }],
+    ['ISSUER', { ISSUER: 'not a url' }],
+    ['ISSUER', { ISSUER: 'https://id.example.com/some/path' }],
+    ['DATABASE_URL', { DATABASE_URL: 'mysql://localhost/db' }],
+    ['OIDC_PRIVATE_KEY', { OIDC_PRIVATE_KEY: 'not a pem' }],
+    ['COOKIE_KEYS', { COOKIE_KEYS: 'short' }],
+    ['LOG_LEVEL', { LOG_LEVEL: 'loud' }],
+    ['TRUST_PROXY', { TRUST_PROXY: 'maybe' }],
+  ])('names %s when its value is invalid', (variable, environment) => {
+    expect(() => loadConfig(environment)).toThrow(ConfigError);
+    expect(() => loadConfig(environment)).toThrow(new RegExp(`^Invalid configuration: ${variable} `));
+  });
+
+  it('refuses production without keys, naming the variable', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production', ISSUER: 'https://id.example.com' })).toThrow(
+      /OIDC_PRIVATE_KEY/,
+    );
+  });
+
+  it('refuses the same key for OAuth and main-auth tokens', () => {
+    const pem = generateRsaPrivateKeyPem();
+    expect(() => loadConfig({ OIDC_PRIVATE_KEY: pem, MAIN_AUTH_PRIVATE_KEY: pem })).toThrow(
+      /MAIN_AUTH_PRIVATE_KEY/,
+    );
+  });
+
+  it('npm start refuses to start in production without OIDC_PRIVATE_KEY: one line, exit 1', async () => {
+    const result = await runEntryPoint('src/main.ts', [], {
+      NODE_ENV: 'production',
+      ISSUER: 'https://id.example.com',
+    });
+    expect(result.code).toBe(1);
+    expect(
+      result.stderr
+        .trim()
+        .split('\n')
+        .filter((line) => !line.includes('oidc-provider WARNING')),
+    ).toEqual(['Invalid configuration: OIDC_PRIVATE_KEY is required when NODE_ENV=production']);
+  });
+
+  it('npm start stops on an invalid value with one line naming it', async () => {
+    const result = await runEntryPoint('src/main.ts', [], { PORT: '70000' });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^Invalid configuration: PORT .*\n$/m);
+  });
+});

@@ -1,0 +1,53 @@
+import crypto from 'node:crypto';
+import type { Database } from '../../src/db/database.js';
+import { grantRole } from '../../src/identity/access/user-access.js';
+import { savePasswordHash } from '../../src/identity/passwords/password-credential.js';
+import { hashPassword } from '../../src/identity/passwords/password-hash.js';
+import { insertUser, type NewUser, type User } from '../../src/identity/users/user.js';
+import { createClient, type NewClient } from '../../src/oidc/models/oauth-client.js';
+
+export const defaultPassword = 'correct horse battery staple';
+
+export function uniqueEmail(label = 'user'): string {
+  return `${label}-${crypto.randomBytes(5).toString('hex')}@example.com`;
+}
+
+export function uniquePhone(): string {
+  return `+1555${crypto.randomInt(1_000_000, 9_999_999)}`;
+}
+
+export async function createTestUser(
+  db: Database,
+  user: NewUser & { password?: string | null; roles?: string[] } = {},
+): Promise<User & { password: string }> {
+  const { password = defaultPassword, roles = [], ...fields } = user;
+  const created = await insertUser(db, {
+    email: 'email' in fields ? fields.email : uniqueEmail(),
+    emailVerified: true,
+    ...fields,
+  });
+  if (password !== null) await savePasswordHash(db, created.id, await hashPassword(password), new Date());
+  for (const role of roles) await grantRole(db, created.id, role);
+  return { ...created, password: password ?? '' };
+}
+
+export const callbackUri = 'http://localhost:8080/callback';
+
+export async function createTestClient(db: Database, client: Partial<NewClient> = {}) {
+  return createClient(db, {
+    name: 'Test application',
+    type: 'public',
+    redirectUris: [callbackUri],
+    scopes: ['openid', 'profile', 'email', 'phone', 'organizations', 'roles'],
+    ...client,
+  });
+}
+
+export async function createServiceClient(db: Database, scopes: string[]) {
+  return createClient(db, {
+    name: 'Test service',
+    type: 'confidential',
+    grantTypes: ['client_credentials'],
+    scopes,
+  });
+}

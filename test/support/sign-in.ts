@@ -1,0 +1,46 @@
+import crypto from 'node:crypto';
+import { issueMainAuthAccessToken } from '../../src/tokens/main-auth-access-token.js';
+import { createTestClient, createTestUser } from './fixtures.js';
+import { HttpBrowser } from './http-browser.js';
+import { completeAuthorization, discover } from './relying-party.js';
+import type { TestService } from './test-service.js';
+
+/** A user signed in to a fresh client through the pages, with the tokens openid-client received. */
+export async function userWithTokens(service: TestService, clientType: 'public' | 'confidential' = 'public') {
+  const { db } = service.service;
+  const user = await createTestUser(db);
+  const { client, clientSecret } = await createTestClient(db, {
+    type: clientType,
+    postLogoutRedirectUris: ['http://localhost:8080/signed-out'],
+  });
+  const config = await discover(service.issuer, client.clientId, clientSecret);
+  const browser = new HttpBrowser(service.issuer);
+  const { tokens } = await completeAuthorization(config, browser, {
+    identifier: user.email!,
+    password: user.password,
+  });
+  return { user, client, clientSecret, config, tokens, browser };
+}
+
+/** A main-auth access token for a user, as the identity API issues at login (signed with the main-auth key). */
+export async function mainAuthToken(
+  service: TestService,
+  user: { id: string },
+  options: { permissions?: string[]; roles?: string[]; authTime?: Date } = {},
+): Promise<string> {
+  const { token } = await issueMainAuthAccessToken(
+    service.service.keys.mainAuth,
+    { issuer: service.issuer, audience: service.service.config.apiAudience },
+    {
+      userId: user.id,
+      tokenId: crypto.randomUUID(),
+      sessionId: crypto.randomUUID(),
+      authMethod: 'pwd',
+      authTime: options.authTime ?? new Date(),
+      roles: options.roles ?? [],
+      permissions: options.permissions ?? [],
+    },
+    new Date(),
+  );
+  return token;
+}

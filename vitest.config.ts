@@ -1,0 +1,38 @@
+import fs from 'node:fs';
+import { defineConfig } from 'vitest/config';
+
+/**
+ * Some suites need something a laptop may not have. They are whole files, included where what they
+ * need exists; CI (.ci/run) has all three, so everything runs there:
+ * - *.postgres.test.ts: a PostgreSQL server (DATABASE_URL): other processes, LISTEN/NOTIFY, crashes;
+ * - *.nats.test.ts: a NATS JetStream server (NATS_URL);
+ * - *.browser.test.ts: Debian's chromium (CHROMIUM_PATH, default /usr/bin/chromium).
+ */
+const needs = [
+  { files: 'test/**/*.postgres.test.ts', present: Boolean(process.env.DATABASE_URL), what: 'DATABASE_URL' },
+  { files: 'test/**/*.nats.test.ts', present: Boolean(process.env.NATS_URL), what: 'NATS_URL' },
+  {
+    files: 'test/**/*.browser.test.ts',
+    present: fs.existsSync(process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'),
+    what: 'chromium (apt install chromium)',
+  },
+];
+const missing = needs.filter((need) => !need.present);
+if (missing.length > 0 && !process.env.VITEST_WORKER_ID) {
+  console.warn(
+    `Not run here (they need ${missing.map((need) => need.what).join(', ')}): ${missing.map((need) => need.files).join(', ')}`,
+  );
+}
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    exclude: ['**/node_modules/**', ...missing.map((need) => need.files)],
+    globalSetup: ['test/support/global-setup.ts'],
+    pool: 'forks',
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    // Each test file gets a database of its own; files run in parallel on the available cores.
+    fileParallelism: true,
+  },
+});
