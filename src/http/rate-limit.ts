@@ -75,7 +75,7 @@ export class RateLimits {
   }
 
   #postgresStore(connectionString: string) {
-    let next = 0;
+    const busy: number[] = [];
     const connect = (index: number): Promise<pg.Client> => {
       const client = new pg.Client({ connectionString, application_name: 'identity-service-rate-limits' });
       // A broken connection is replaced at the next query.
@@ -84,17 +84,35 @@ export class RateLimits {
       });
       return client.connect().then(() => client);
     };
-    for (let index = 0; index < rateLimitConnections; index++) this.#connections.push(connect(index));
+    // Opened as load needs them: an idle connection is used first, a new one is opened only while all
+    // are busy, so a quiet node (or a test) holds one connection rather than the maximum.
+    const pick = (): number => {
+      const idle = busy.findIndex((queries) => queries === 0);
+      if (idle >= 0) return idle;
+      if (this.#connections.length < rateLimitConnections) {
+        this.#connections.push(connect(this.#connections.length));
+        busy.push(0);
+        return this.#connections.length - 1;
+      }
+      return busy.indexOf(Math.min(...busy));
+    };
     return {
       query: async (query: pg.QueryConfig) => {
-        const index = next++ % this.#connections.length;
-        return (await this.#connections[index]!).query(query);
+        const index = pick();
+        busy[index]! += 1;
+        try {
+          return await (await this.#connections[index]!).query(query);
+        } finally {
+          busy[index]! -= 1;
+        }
       },
     };
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.#connections.map(async (connection) => (await connection).end()));
+    await Promise.all(
+      this.#connections.map(async (connection) => (await connection.catch(() => undefined))?.end()),
+    );
   }
 
   #limiter(rule: RateLimitRule): RateLimiterAbstract {

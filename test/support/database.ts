@@ -20,7 +20,7 @@ export async function createTestDatabase(): Promise<DatabaseHandle & { url?: str
     await admin.raw(`create database ${name} template ${template}`);
     const url = new URL(databaseUrl);
     url.pathname = `/${name}`;
-    const handle = await openDatabase({ databaseUrl: url.toString(), poolMax: 20 });
+    const handle = await openDatabase({ databaseUrl: url.toString(), poolMax: 10 });
     return {
       ...handle,
       url: url.toString(),
