@@ -1,10 +1,10 @@
 import crypto from 'node:crypto';
 import { SignJWT, UnsecuredJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueMainAuthAccessToken } from '../../src/tokens/main-auth-access-token.js';
 import { createServiceClient, createTestClient, createTestUser } from '../support/fixtures.js';
 import { HttpBrowser } from '../support/http-browser.js';
 import { completeAuthorization, discover, oidc } from '../support/relying-party.js';
+import { mainAuthToken } from '../support/sign-in.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 let service: TestService;
@@ -84,20 +84,7 @@ describe('GET /oauth/userinfo', () => {
 
   it('refuses a main-auth token: OAuth endpoints only accept OAuth tokens', async () => {
     const user = await createTestUser(service.service.db);
-    const { token } = await issueMainAuthAccessToken(
-      service.service.keys.mainAuth,
-      { issuer: service.issuer, audience: service.service.config.apiAudience },
-      {
-        userId: user.id,
-        tokenId: crypto.randomUUID(),
-        sessionId: crypto.randomUUID(),
-        authMethod: 'pwd',
-        authTime: new Date(),
-        roles: [],
-        permissions: [],
-      },
-      new Date(),
-    );
+    const token = await mainAuthToken(service, user);
     const answer = await userinfo(`Bearer ${token}`);
     expect(answer.status).toBe(401);
     expect(answer.body.error).toBe('invalid_token');

@@ -1,10 +1,8 @@
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  issueMainAuthAccessToken,
-  mainAuthAccessTokenTtlSeconds,
-} from '../../src/tokens/main-auth-access-token.js';
+import { mainAuthAccessTokenTtlSeconds } from '../../src/tokens/main-auth-access-token.js';
 import { createTestUser } from '../support/fixtures.js';
+import { mainAuthToken } from '../support/sign-in.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 import { platformRequest } from './support/platform-http.js';
 import { serviceToken, userToken, userTokenWith } from './support/platform-tokens.js';
@@ -293,21 +291,8 @@ describe('authentication and permissions', () => {
   it('a token that was accepted is refused once it has expired (verified tokens are remembered only until exp)', async () => {
     const user = await createTestUser(svc.service.db, { password: null });
     const lifetimeMs = mainAuthAccessTokenTtlSeconds * 1000;
-    const { token } = await issueMainAuthAccessToken(
-      svc.service.keys.mainAuth,
-      { issuer: svc.issuer, audience: svc.service.config.apiAudience },
-      {
-        userId: user.id,
-        tokenId: crypto.randomUUID(),
-        sessionId: crypto.randomUUID(),
-        authMethod: 'pwd',
-        authTime: new Date(),
-        roles: [],
-        permissions: [],
-      },
-      // Issued long enough ago that it expires in two seconds.
-      new Date(Date.now() - lifetimeMs + 2000),
-    );
+    // Issued long enough ago that it expires in two seconds.
+    const token = await mainAuthToken(svc, user, { issuedAt: new Date(Date.now() - lifetimeMs + 2000) });
     expect((await platformRequest(svc, 'GET', '/reference/levels', { token })).status).toBe(200);
     expect((await platformRequest(svc, 'GET', '/reference/levels', { token })).status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 2500));

@@ -26,7 +26,7 @@ export async function userWithTokens(service: TestService, clientType: 'public' 
 export async function mainAuthToken(
   service: TestService,
   user: { id: string },
-  options: { permissions?: string[]; roles?: string[]; authTime?: Date } = {},
+  options: { permissions?: string[]; roles?: string[]; authTime?: Date; issuedAt?: Date } = {},
 ): Promise<string> {
   const { token } = await issueMainAuthAccessToken(
     service.service.keys.mainAuth,
@@ -40,7 +40,7 @@ export async function mainAuthToken(
       roles: options.roles ?? [],
       permissions: options.permissions ?? [],
     },
-    new Date(),
+    options.issuedAt ?? new Date(),
   );
   return token;
 }

@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
 import { loadUserAccess } from '../../../src/identity/access/user-access.js';
-import { issueMainAuthAccessToken } from '../../../src/tokens/main-auth-access-token.js';
 import { createServiceClient, createTestUser } from '../../support/fixtures.js';
 import { discover, oidc } from '../../support/relying-party.js';
+import { mainAuthToken } from '../../support/sign-in.js';
 import type { TestService } from '../../support/test-service.js';
 
 /** A role holding exactly these permissions (unique key per call). */
@@ -24,21 +24,7 @@ export async function createRole(svc: TestService, permissions: string[]): Promi
 export async function userToken(svc: TestService, roles: string[] = []): Promise<string> {
   const user = await createTestUser(svc.service.db, { roles, password: null });
   const access = await loadUserAccess(svc.service.db, user.id);
-  const { token } = await issueMainAuthAccessToken(
-    svc.service.keys.mainAuth,
-    { issuer: svc.issuer, audience: svc.service.config.apiAudience },
-    {
-      userId: user.id,
-      tokenId: crypto.randomUUID(),
-      sessionId: crypto.randomUUID(),
-      authMethod: 'pwd',
-      authTime: new Date(),
-      roles: access.roles,
-      permissions: access.permissions,
-    },
-    new Date(),
-  );
-  return token;
+  return mainAuthToken(svc, user, access);
 }
 
 /** A user token with one permission, through a role made for it. */
