@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -32,7 +33,10 @@ export default defineConfig({
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    // Each test file gets a database of its own; files run in parallel on the available cores.
+    // Each test file gets a database of its own, so files run in parallel. Two workers on the 2-core CI
+    // machine (vitest's default leaves one core idle): much of a file's time is spent waiting on
+    // PostgreSQL, child processes and chromium.
     fileParallelism: true,
+    maxWorkers: Math.max(2, os.availableParallelism()),
   },
 });
