@@ -33,7 +33,10 @@ const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secr
 /** Starts a JavaScript entry (the built service) or a TypeScript one (through tsx). */
 function startProcess(entry: string, env: Record<string, string>, ready: string): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
-    const nodeOptions = (process.env.BENCH_NODE_OPTIONS ?? '').split(' ').filter(Boolean);
+    // As npm start runs it (package.json); BENCH_NODE_OPTIONS replaces the flags.
+    const nodeOptions = (process.env.BENCH_NODE_OPTIONS ?? '--max-old-space-size=160')
+      .split(' ')
+      .filter(Boolean);
     const args = entry.endsWith('.ts') ? ['--import', 'tsx', entry] : [...nodeOptions, entry];
     const child = spawn(process.execPath, args, {
       env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
