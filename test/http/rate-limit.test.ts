@@ -30,6 +30,34 @@ describe('rate limits on the shared database store', () => {
     await Promise.all(nodes.map((node) => node.close()));
   });
 
+  it('counts every key exactly when many keys are consumed at once, on two nodes', async () => {
+    // Requests arriving together share one statement per node (group commit); each must still get
+    // its own answer and no count may be lost.
+    const rule = { name: 'test-many-keys', points: 5, durationSeconds: 60 };
+    const nodes = [new RateLimits(database.db), new RateLimits(database.db)];
+    const keys = Array.from({ length: 12 }, (_, index) => `client-${index}`);
+    const attempts = keys.flatMap((key) => Array.from({ length: 8 }, () => key));
+    const results = await Promise.allSettled(
+      attempts.map((key, index) => nodes[index % 2]!.consume(rule, key).then(() => key)),
+    );
+    for (const key of keys) {
+      const granted = results.filter((result) => result.status === 'fulfilled' && result.value === key);
+      expect(granted, key).toHaveLength(5);
+    }
+    const rejections = results.filter((result) => result.status === 'rejected');
+    expect(rejections.every((result) => result.reason instanceof RateLimitExceeded)).toBe(true);
+    const counters = await database.db('rate_limits').where('key', 'like', 'test-many-keys:%');
+    expect(counters).toHaveLength(12);
+    expect(counters.every((counter: { points: number }) => counter.points === 8)).toBe(true);
+    // A reset (a statement of another kind) goes through while counters are being consumed.
+    await Promise.all([
+      nodes[0]!.reset(rule, 'client-0'),
+      nodes[0]!.consume(rule, 'client-1').catch(() => {}),
+    ]);
+    await expect(nodes[1]!.consume(rule, 'client-0')).resolves.toBeUndefined();
+    await Promise.all(nodes.map((node) => node.close()));
+  });
+
   it('starts a new window when the old one has passed', async () => {
     const rule = { name: 'test-window', points: 1, durationSeconds: 1 };
     const limits = new RateLimits(database.db);
