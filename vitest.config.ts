@@ -33,10 +33,11 @@ export default defineConfig({
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    // Each test file gets a database of its own, so files run in parallel. Two workers on the 2-core CI
-    // machine (vitest's default leaves one core idle): much of a file's time is spent waiting on
-    // PostgreSQL, child processes and chromium.
+    // Each test file gets a database of its own, so files run in parallel: at least two workers (vitest's
+    // default leaves one of CI's two cores idle, and much of a file's time is spent waiting on
+    // PostgreSQL, child processes and chromium), at most four: a worker holds up to ~15 PostgreSQL
+    // connections, and a default server allows 100.
     fileParallelism: true,
-    maxWorkers: Math.max(2, os.availableParallelism()),
+    maxWorkers: Math.min(4, Math.max(2, os.availableParallelism())),
   },
 });

@@ -30,13 +30,30 @@ if (!adminUrl) {
 
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
 
+/**
+ * How `npm start` runs the service (package.json), so the bench measures the same process: its
+ * environment assignments and node flags. BENCH_NODE_OPTIONS replaces the flags.
+ */
+const startScript = (() => {
+  const packageJson = JSON.parse(fs.readFileSync('package.json', 'utf8')) as { scripts: { start: string } };
+  const command = /&&\s*((?:\w+=\S+\s+)*)exec node\s+(.*?)\s*dist\/src\/main\.js/.exec(
+    packageJson.scripts.start,
+  );
+  if (!command) throw new Error(`bench/oauth.ts can't read the start script: ${packageJson.scripts.start}`);
+  const environment = Object.fromEntries(
+    command[1]!
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((assignment) => assignment.split('=') as [string, string]),
+  );
+  return { environment, nodeFlags: command[2]! };
+})();
+
 /** Starts a JavaScript entry (the built service) or a TypeScript one (through tsx). */
 function startProcess(entry: string, env: Record<string, string>, ready: string): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
-    // As npm start runs it (package.json); BENCH_NODE_OPTIONS replaces the flags.
-    const nodeOptions = (process.env.BENCH_NODE_OPTIONS ?? '--max-old-space-size=160')
-      .split(' ')
-      .filter(Boolean);
+    const nodeOptions = (process.env.BENCH_NODE_OPTIONS ?? startScript.nodeFlags).split(' ').filter(Boolean);
     const args = entry.endsWith('.ts') ? ['--import', 'tsx', entry] : [...nodeOptions, entry];
     const child = spawn(process.execPath, args, {
       env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
@@ -133,8 +150,8 @@ async function main() {
       SMTP_URL: 'smtp://127.0.0.1:2525',
       MAIL_FROM: 'bench@example.com',
       LOG_LEVEL: 'info',
-      // As npm start runs it: argon2's 19 MiB buffers go back to the system after each hash.
-      MALLOC_MMAP_THRESHOLD_: process.env.MALLOC_MMAP_THRESHOLD_ ?? '131072',
+      // As npm start runs it (e.g. MALLOC_MMAP_THRESHOLD_: argon2's 19 MiB buffers go back to the system).
+      ...startScript.environment,
     },
     'listening',
   );

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import knex from 'knex';
 import { afterAll, describe, expect, it } from 'vitest';
+import { migrateToLatest } from '../../src/db/migrate.js';
 import { RateLimitExceeded, RateLimits } from '../../src/http/rate-limit.js';
 
 // PostgreSQL only (this file runs when DATABASE_URL is set): the limiter's own connections.
@@ -23,9 +24,7 @@ describe("the rate limiter's PostgreSQL connections", () => {
       await expect(limits.consume(rule, 'client')).rejects.toThrow(/does not exist/);
 
       await admin.raw(`create database ${name}`);
-      await db.raw(
-        'create unlogged table rate_limits (key varchar(255) primary key, points integer, expire bigint)',
-      );
+      await migrateToLatest(db);
       await expect(limits.consume(rule, 'client')).resolves.toBeUndefined();
       await expect(limits.consume(rule, 'client')).resolves.toBeUndefined();
       await expect(limits.consume(rule, 'client')).rejects.toBeInstanceOf(RateLimitExceeded);
