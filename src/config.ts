@@ -33,6 +33,8 @@ export const environmentSchema = z.object({
   DATABASE_URL: z.preprocess(emptyAsUndefined, z.url({ protocol: /^postgres(ql)?$/ }).optional()),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
   DATA_DIR: z.string().min(1).default('./.data'),
+  /** Processes serving HTTP on one machine (node:cluster); more than 1 needs DATABASE_URL. */
+  HTTP_WORKERS: z.coerce.number().int().min(1).max(64).default(1),
   /** RSA private key (PEM) that signs OAuth/OIDC tokens. Required in production. */
   OIDC_PRIVATE_KEY: z.preprocess(emptyAsUndefined, pem.optional()),
   /** RSA private key (PEM) that signs main-auth tokens; a different key from OIDC_PRIVATE_KEY. */
@@ -106,6 +108,7 @@ export interface Config {
   issuer: string;
   databaseUrl: string | undefined;
   databasePoolMax: number;
+  httpWorkers: number;
   dataDir: string;
   oidcPrivateKey: string | undefined;
   mainAuthPrivateKey: string | undefined;
@@ -164,6 +167,12 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   ) {
     throw new ConfigError('MAIN_AUTH_PRIVATE_KEY', 'must be a different key from OIDC_PRIVATE_KEY');
   }
+  if (environment.HTTP_WORKERS > 1 && environment.DATABASE_URL === undefined) {
+    throw new ConfigError(
+      'HTTP_WORKERS',
+      'above 1 needs DATABASE_URL (the embedded database serves one process)',
+    );
+  }
   const messaging = resolveMessaging(environment, issuer);
   return {
     env: environment.NODE_ENV,
@@ -172,6 +181,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     issuer,
     databaseUrl: environment.DATABASE_URL,
     databasePoolMax: environment.DATABASE_POOL_MAX,
+    httpWorkers: environment.HTTP_WORKERS,
     dataDir: path.resolve(environment.DATA_DIR),
     oidcPrivateKey: environment.OIDC_PRIVATE_KEY,
     mainAuthPrivateKey: environment.MAIN_AUTH_PRIVATE_KEY,

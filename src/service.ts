@@ -84,6 +84,8 @@ export interface IdentityServiceOptions {
   transports?: Transport[];
   /** The bus platform events go to, instead of the configured one (EVENT_BUS). */
   eventBus?: EventBus;
+  /** Publish the event outbox from this process (default true; one worker of a cluster does). */
+  relayEvents?: boolean;
 }
 
 export interface IdentityService {
@@ -195,6 +197,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     producer: platformProducer,
     logger,
     clock,
+    relay: options.relayEvents ?? true,
   });
   const platform = createPlatform({ config, db, clock, logger, events, tokenVerification });
 

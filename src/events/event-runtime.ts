@@ -24,6 +24,11 @@ export interface EventRuntimeOptions<Catalog extends EventCatalog> {
   producer: string;
   logger: Logger;
   clock: Clock;
+  /**
+   * Whether this process publishes the outbox (default true). Off in all but one worker of a cluster:
+   * one relay per machine is enough, and the others' events reach it through NOTIFY.
+   */
+  relay?: boolean;
 }
 
 /**
@@ -35,10 +40,12 @@ export async function startEventRuntime<Catalog extends EventCatalog>(
 ): Promise<EventRuntime<Catalog>> {
   const { db, bus, logger, clock } = options;
   const onPostgres = options.databaseKind === 'postgres';
+  const relays = options.relay ?? true;
   // On PostgreSQL the relay has a connection of its own: a pool busy with requests must not delay it.
-  const relayDb = onPostgres
-    ? knex({ client: 'pg', connection: db.client.config.connection, pool: { min: 0, max: 1 } })
-    : db;
+  const relayDb =
+    onPostgres && relays
+      ? knex({ client: 'pg', connection: db.client.config.connection, pool: { min: 0, max: 1 } })
+      : db;
   const relay = new OutboxRelay({ db: relayDb, bus, logger, clock });
   const outbox = new Outbox({
     db,
@@ -48,10 +55,9 @@ export async function startEventRuntime<Catalog extends EventCatalog>(
     notifyOnCommit: onPostgres,
     afterCommit: () => relay.wake(),
   });
-  const listener: OutboxListener | undefined = onPostgres
-    ? await listenForOutboxCommits(db, () => relay.wake(), logger)
-    : undefined;
-  relay.start();
+  const listener: OutboxListener | undefined =
+    onPostgres && relays ? await listenForOutboxCommits(db, () => relay.wake(), logger) : undefined;
+  if (relays) relay.start();
   return {
     bus,
     outbox,

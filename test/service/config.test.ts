@@ -35,6 +35,14 @@ describe('configuration from the environment', () => {
     );
   });
 
+  it('refuses HTTP_WORKERS above 1 on the embedded database (one process can open it)', () => {
+    expect(() => loadConfig({ HTTP_WORKERS: '2' })).toThrow(
+      /^Invalid configuration: HTTP_WORKERS .*DATABASE_URL/,
+    );
+    expect(loadConfig({ HTTP_WORKERS: '2', DATABASE_URL: 'postgres://localhost/idp' }).httpWorkers).toBe(2);
+    expect(loadConfig({}).httpWorkers).toBe(1);
+  });
+
   it('refuses the same key for OAuth and main-auth tokens', () => {
     const pem = generateRsaPrivateKeyPem();
     expect(() => loadConfig({ OIDC_PRIVATE_KEY: pem, MAIN_AUTH_PRIVATE_KEY: pem })).toThrow(

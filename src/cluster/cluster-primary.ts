@@ -1,0 +1,82 @@
+import cluster, { type Worker } from 'node:cluster';
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
+import { isForwardedEvent } from './cluster-messages.js';
+
+/** The environment variable that tells a worker its number (1 = the one that migrates and runs jobs). */
+export const workerIndexVariable = 'HTTP_WORKER_INDEX';
+
+/**
+ * HTTP_WORKERS > 1: this process only supervises. Workers start one after another, so the first
+ * alone migrates the database and writes development secrets before the others read them; they all
+ * accept on the same port (node:cluster hands connections out round-robin). A worker that dies while
+ * serving is replaced; one that dies while starting stops the service (a bad database URL must not
+ * become a crash loop). SIGTERM/SIGINT stop the workers (each drains its requests), then this process.
+ */
+export async function runClusterPrimary(config: Config, logger: Logger): Promise<void> {
+  const workers = new Map<number, Worker>();
+  let stopping = false;
+
+  const start = (index: number): Promise<void> =>
+    new Promise((resolve, reject) => {
+      const worker = cluster.fork({ [workerIndexVariable]: String(index) });
+      workers.set(index, worker);
+      let listening = false;
+      worker.once('listening', () => {
+        listening = true;
+        resolve();
+      });
+      worker.on('message', (message: unknown) => {
+        // An event a worker's relay published on the embedded bus reaches the subscribers of every worker.
+        if (!isForwardedEvent(message)) return;
+        for (const [otherIndex, other] of workers) {
+          if (otherIndex !== index && other.isConnected()) other.send(message);
+        }
+      });
+      worker.once('exit', (code, signal) => {
+        if (workers.get(index) === worker) workers.delete(index);
+        if (stopping) return;
+        if (!listening) {
+          reject(new Error(`worker ${index} exited while starting (code ${code}, signal ${signal})`));
+          return;
+        }
+        logger.error({ worker: index, code, signal }, 'worker died; starting a new one');
+        setTimeout(() => void start(index).catch((error: unknown) => fail(error)), 1_000).unref();
+      });
+    });
+
+  const stop = async (signal: string, exitCode = 0) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'stopping workers');
+    await Promise.all(
+      [...workers.values()].map(
+        (worker) =>
+          new Promise<void>((resolve) => {
+            if (worker.isDead()) return resolve();
+            worker.once('exit', () => resolve());
+            worker.process.kill('SIGTERM');
+          }),
+      ),
+    );
+    logger.info('stopped');
+    process.exit(exitCode);
+  };
+  const fail = (error: unknown) => {
+    logger.fatal({ err: error }, 'cannot start the service');
+    void stop('startup failure', 1);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+
+  try {
+    for (let index = 1; index <= config.httpWorkers; index++) await start(index);
+  } catch (error) {
+    fail(error);
+    return;
+  }
+  logger.info(
+    { issuer: config.issuer, port: config.port, workers: config.httpWorkers },
+    `identity service listening on ${config.issuer} (${config.httpWorkers} workers)`,
+  );
+}

@@ -1,0 +1,86 @@
+import http from 'node:http';
+import { claimDataDirectory, DataDirectoryInUse, type ControlChannel } from './cli/control-channel.js';
+import { runCommand } from './cli/run-command.js';
+import { systemClock } from './clock.js';
+import { ClusterEventBus } from './cluster/cluster-event-bus.js';
+import type { Config } from './config.js';
+import { openDatabase } from './db/database.js';
+import { migrateToLatest } from './db/migrate.js';
+import { createEventBus } from './events/create-event-bus.js';
+import type { Logger } from './logger.js';
+import { createIdentityService } from './service.js';
+
+/**
+ * One serving process: migrate, build the service, listen; SIGTERM/SIGINT drain in-flight requests,
+ * then close. `workerIndex` is set in a cluster (HTTP_WORKERS > 1): worker 1 starts first and alone
+ * (so it alone migrates), runs the hourly cleanup and publishes the event outbox; the embedded event
+ * bus spans the workers.
+ */
+export async function runService(config: Config, logger: Logger, workerIndex?: number): Promise<void> {
+  let channel: ControlChannel | undefined;
+  if (!config.databaseUrl) {
+    try {
+      channel = await claimDataDirectory(config.dataDir);
+    } catch (error) {
+      if (error instanceof DataDirectoryInUse) {
+        console.error(`Cannot start: ${error.message}.`);
+        process.exit(1);
+      }
+      throw error;
+    }
+  }
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    poolMax: config.databasePoolMax,
+    pgliteDataDir: `${config.dataDir}/pgdata`,
+  });
+  const applied = await migrateToLatest(database.db);
+  if (applied.length > 0) logger.info({ applied }, 'database migrated');
+
+  const eventBus = createEventBus(config, logger);
+  const service = await createIdentityService({
+    config,
+    database,
+    logger,
+    backgroundJobs: workerIndex === undefined || workerIndex === 1,
+    relayEvents: workerIndex === undefined || workerIndex === 1,
+    eventBus:
+      workerIndex !== undefined && config.eventBus !== 'nats' ? new ClusterEventBus(eventBus) : eventBus,
+  });
+  // The CLI reaches the embedded database through this process while it runs.
+  channel?.serve((argv) => runCommand(argv, async () => ({ db: database.db, clock: systemClock })));
+
+  const server = http.createServer(service.app.callback());
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
+  if (workerIndex !== undefined) logger.info({ worker: workerIndex }, `worker ${workerIndex} ready`);
+  else
+    logger.info(
+      {
+        issuer: config.issuer,
+        port: config.port,
+        database: database.kind,
+        dataDir: database.kind === 'pglite' ? config.dataDir : undefined,
+      },
+      `identity service listening on ${config.issuer}`,
+    );
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down: draining requests');
+    const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    const timeout = setTimeout(() => server.closeAllConnections(), 10_000);
+    await drained;
+    clearTimeout(timeout);
+    await service.close();
+    await database.close();
+    await channel?.close();
+    logger.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
