@@ -155,8 +155,8 @@ async function main() {
       NODE_ENV: 'production',
       DATABASE_URL: benchUrl.toString(),
       DATABASE_POOL_MAX: process.env.DATABASE_POOL_MAX ?? '10',
-      // One worker per core, as a production node on PostgreSQL runs (README: HTTP_WORKERS).
-      HTTP_WORKERS: process.env.HTTP_WORKERS ?? String(os.availableParallelism()),
+      // npm start's default is one process; HTTP_WORKERS=2 measures a cluster (memory then sums all of it).
+      HTTP_WORKERS: process.env.HTTP_WORKERS ?? '1',
       PORT: String(port),
       HOST: '127.0.0.1',
       ISSUER: issuer,
@@ -338,7 +338,7 @@ async function main() {
     const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
     const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
-    const workers = process.env.HTTP_WORKERS ?? String(os.availableParallelism());
+    const workers = process.env.HTTP_WORKERS ?? '1';
     console.log(
       `\n${new Date().toISOString().slice(0, 10)} · HTTP_WORKERS=${workers} · ${os.cpus().length} × ${cpu} · ${Math.round(os.totalmem() / 2 ** 30)} GiB · Node ${process.version} · ${connections} connections · median of ${rounds} runs of ${seconds} s\n`,
     );
