@@ -37,13 +37,15 @@ export async function runService(config: Config, logger: Logger, workerIndex?: n
   const applied = await migrateToLatest(database.db);
   if (applied.length > 0) logger.info({ applied }, 'database migrated');
 
+  // The one process of a machine that runs the jobs done once: alone, or worker 1 of a cluster.
+  const runsMachineJobs = workerIndex === undefined || workerIndex === 1;
   const eventBus = createEventBus(config, logger);
   const service = await createIdentityService({
     config,
     database,
     logger,
-    backgroundJobs: workerIndex === undefined || workerIndex === 1,
-    relayEvents: workerIndex === undefined || workerIndex === 1,
+    backgroundJobs: runsMachineJobs,
+    relayEvents: runsMachineJobs,
     eventBus:
       workerIndex !== undefined && config.eventBus !== 'nats' ? new ClusterEventBus(eventBus) : eventBus,
   });
