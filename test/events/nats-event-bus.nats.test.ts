@@ -48,8 +48,11 @@ describe('platform events on NATS JetStream', () => {
     const envelope = envelopeOf('platform.reference_data.changed', referenceDataChanged).parse(stored.body);
     expect(envelope.data).toEqual({ entity: 'subject', key, action: 'created' });
     expect(stored.messageIdHeader).toBe(envelope.messageId);
-    const row = await svc.service.db('event_outbox').where({ message_id: envelope.messageId }).first();
-    expect(row.sent_at).not.toBeNull();
+    // The relay marks the row sent after the broker's ack, so a moment after the message is in the stream.
+    await eventually(async () => {
+      const row = await svc.service.db('event_outbox').where({ message_id: envelope.messageId }).first();
+      expect(row.sent_at).not.toBeNull();
+    });
   });
 
   it('stores a message sent twice (a relay re-sending after a crash) only once', async () => {
