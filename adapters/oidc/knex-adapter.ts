@@ -1,9 +1,18 @@
+import type { Knex } from 'knex';
 import { errors, Provider, type Adapter, type AdapterPayload } from 'oidc-provider';
 import type { Clock } from '../../src/clock.js';
 import { sha256 } from '../../src/crypto/digest.js';
 import type { Database } from '../../src/db/database.js';
+import {
+  userWithAccessFromRow,
+  userWithAccessQuery,
+  type UserWithAccessRow,
+} from '../../src/identity/access/user-access.js';
+import type { UserRow } from '../../src/identity/users/user.js';
+import { accountOf } from '../../src/oidc/account-claims.js';
 import { findClient } from '../../src/oidc/models/oauth-client.js';
 import { clientMetadata } from '../../src/oidc/client-metadata.js';
+import { isRefreshTokenGrant, keepAccount, keepGrant, takeGrant } from './request-prefetch.js';
 
 /**
  * The engine's storage, on our tables:
@@ -147,6 +156,15 @@ interface RefreshTokenRow {
   consumed_at: Date | null;
 }
 
+interface GrantColumns {
+  grant_payload: AdapterPayload | null;
+  grant_consumed_at: Date | null;
+}
+
+function refreshTokenFromRow(token: string, row: RefreshTokenRow): AdapterPayload {
+  return { ...row.payload, jti: token, ...(row.consumed_at ? { consumed: true } : {}) };
+}
+
 /**
  * The engine rotates a refresh token by calling `consume(old)` and then `upsert(new)` in the same
  * request. The compare-and-set runs at the upsert, in one statement: the old token is consumed and
@@ -209,12 +227,52 @@ class RefreshTokenAdapter implements Adapter {
    * presentation as reuse and revokes the family); tokens revoked otherwise are not found.
    */
   async find(token: string): Promise<AdapterPayload | undefined> {
+    if (isRefreshTokenGrant()) return this.#findWithGrantAndAccount(token);
     const row: RefreshTokenRow | undefined = await this.db('oauth_refresh_tokens')
       .where({ token_hash: sha256(token) })
       .where((query) => query.whereNull('revoked_at').orWhereNotNull('consumed_at'))
       .first('payload', 'consumed_at');
+    return row && refreshTokenFromRow(token, row);
+  }
+
+  /**
+   * The refresh_token grant reads the token, then its Grant, then its account: here one statement
+   * reads all three, and the Grant and the account wait in request-prefetch.ts for the engine to ask.
+   */
+  async #findWithGrantAndAccount(token: string): Promise<AdapterPayload | undefined> {
+    const account = userWithAccessQuery(this.db).whereRaw('users.id = token.user_id');
+    const row = (await this.db('oauth_refresh_tokens as token')
+      .leftJoin('oidc_payloads as family_grant', (join) =>
+        join
+          .on('family_grant.id', 'token.token_family_id')
+          .andOnVal('family_grant.model', 'Grant')
+          .andOn((expiry) =>
+            expiry
+              .onNull('family_grant.expires_at')
+              .orOnVal('family_grant.expires_at', '>', this.clock.now()),
+          ),
+      )
+      .joinRaw('left join lateral ? as account on true', [account as unknown as Knex.Raw])
+      .where('token.token_hash', sha256(token))
+      .where((query) => query.whereNull('token.revoked_at').orWhereNotNull('token.consumed_at'))
+      .first(
+        'token.payload',
+        'token.consumed_at',
+        'family_grant.payload as grant_payload',
+        'family_grant.consumed_at as grant_consumed_at',
+        'account.*',
+      )) as (RefreshTokenRow & GrantColumns & Partial<UserWithAccessRow<UserRow>>) | undefined;
     if (!row) return undefined;
-    return { ...row.payload, jti: token, ...(row.consumed_at ? { consumed: true } : {}) };
+    const { payload, consumed_at, grant_payload, grant_consumed_at, ...accountRow } = row;
+    keepGrant(
+      String(payload.grantId),
+      grant_payload ? payloadFromRow({ payload: grant_payload, consumed_at: grant_consumed_at }) : undefined,
+    );
+    keepAccount(
+      String(payload.accountId),
+      accountRow.id ? accountOf(userWithAccessFromRow(accountRow as UserWithAccessRow<UserRow>)) : undefined,
+    );
+    return refreshTokenFromRow(token, { payload, consumed_at });
   }
 
   /**
@@ -267,6 +325,12 @@ interface PayloadRow {
   consumed_at: Date | null;
 }
 
+function payloadFromRow(row: PayloadRow): AdapterPayload {
+  return row.consumed_at
+    ? { ...row.payload, consumed: Math.floor(row.consumed_at.getTime() / 1000) }
+    : row.payload;
+}
+
 class PayloadAdapter implements Adapter {
   constructor(
     private readonly db: Database,
@@ -294,14 +358,12 @@ class PayloadAdapter implements Adapter {
       .where({ model: this.model, ...where })
       .where((query) => query.whereNull('expires_at').orWhere('expires_at', '>', this.clock.now()))
       .first('payload', 'consumed_at');
-    if (!row) return undefined;
-    return row.consumed_at
-      ? { ...row.payload, consumed: Math.floor(row.consumed_at.getTime() / 1000) }
-      : row.payload;
+    return row && payloadFromRow(row);
   }
 
-  find(id: string) {
-    return this.#findWhere({ id });
+  async find(id: string): Promise<AdapterPayload | undefined> {
+    const prefetched = this.model === 'Grant' ? takeGrant(id) : undefined;
+    return prefetched ? prefetched.found : this.#findWhere({ id });
   }
 
   findByUid(uid: string) {

@@ -22,7 +22,12 @@ export interface Account {
 export async function loadAccount(db: Queryable, userId: string): Promise<Account | undefined> {
   if (!uuidPattern.test(userId)) return undefined;
   const found = await findUserWithAccess<UserRow>(db, userId);
-  if (!found || found.user.status !== 'active') return undefined;
+  return found && accountOf(found);
+}
+
+/** The account of a user read with their access; undefined for a disabled user. */
+export function accountOf(found: { user: UserRow; access: UserAccess }): Account | undefined {
+  if (found.user.status !== 'active') return undefined;
   return { user: userFromRow(found.user), access: found.access };
 }
 

@@ -1,5 +1,6 @@
 import { Provider, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import { createOidcAdapterFactory } from '../../adapters/oidc/knex-adapter.js';
+import { takeAccount } from '../../adapters/oidc/request-prefetch.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
@@ -148,7 +149,9 @@ export function createOidcProvider(dependencies: OidcProviderDependencies): {
     // Refresh tokens live their 30 days independently of the browser session; logout revokes them.
     expiresWithSession: async () => false,
     async findAccount(_ctx, sub): Promise<ProviderAccount | undefined> {
-      const account = await loadAccount(db, sub);
+      // The refresh_token grant read the account with its refresh token (request-prefetch.ts).
+      const prefetched = takeAccount(sub);
+      const account = prefetched ? prefetched.found : await loadAccount(db, sub);
       if (!account) return undefined;
       return {
         accountId: sub,

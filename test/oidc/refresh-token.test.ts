@@ -1,5 +1,7 @@
+import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from '../../src/crypto/digest.js';
+import { grantRole } from '../../src/identity/access/user-access.js';
 import { createTestClient, createTestUser } from '../support/fixtures.js';
 import { HttpBrowser } from '../support/http-browser.js';
 import { completeAuthorization, discover, oidc } from '../support/relying-party.js';
@@ -106,6 +108,38 @@ describe('refresh_token grant', () => {
     const { user, client, refreshToken } = await signedIn();
     await service.service.db('users').where({ id: user.id }).update({ status: 'disabled' });
     expect(await refresh(client.clientId, refreshToken)).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_grant' },
+    });
+  });
+
+  it('issues tokens from the user as they are now: a role given after sign-in is in the refreshed token', async () => {
+    const { user, config, refreshToken } = await signedIn();
+    await grantRole(service.service.db, user.id, 'super_admin');
+    await service.service.db('users').where({ id: user.id }).update({ given_name: 'Renamed' });
+    const refreshed = await oidc.refreshTokenGrant(config, refreshToken);
+    expect(decodeJwt(refreshed.access_token)).toMatchObject({
+      sub: user.id,
+      roles: ['super_admin'],
+      permissions: ['*'],
+    });
+    expect(refreshed.claims()).toMatchObject({ sub: user.id, email: user.email, given_name: 'Renamed' });
+  });
+
+  it('refuses a refresh token whose grant has expired or is gone', async () => {
+    const { db } = service.service;
+    const expired = await signedIn();
+    await db('oidc_payloads')
+      .where({ model: 'Grant', account_id: expired.user.id })
+      .update({ expires_at: new Date(Date.now() - 1000) });
+    expect(await refresh(expired.client.clientId, expired.refreshToken)).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_grant' },
+    });
+
+    const gone = await signedIn();
+    await db('oidc_payloads').where({ model: 'Grant', account_id: gone.user.id }).delete();
+    expect(await refresh(gone.client.clientId, gone.refreshToken)).toMatchObject({
       status: 400,
       body: { error: 'invalid_grant' },
     });

@@ -23,21 +23,21 @@ export async function loadUserAccess(db: Queryable, userId: string): Promise<Use
   };
 }
 
+/** A row of userWithAccessQuery: the user's columns plus their role and permission keys. */
+export type UserWithAccessRow<Row> = Row & { role_keys: string[]; permission_keys: string[] };
+
 /**
- * A user's record fields and access together, in one query (the token endpoint reads both for every
- * code exchange and refresh). Undefined when the user does not exist.
+ * A user's record fields and access together, one row per user (the token endpoint reads both for
+ * every code exchange and refresh). Narrow it with a where on users.id; the refresh-token read joins
+ * it laterally (adapters/oidc/knex-adapter.ts).
  */
-export async function findUserWithAccess<Row>(
-  db: Queryable,
-  userId: string,
-): Promise<{ user: Row; access: UserAccess } | undefined> {
-  const row = (await db('users')
+export function userWithAccessQuery(db: Queryable) {
+  return db('users')
     .leftJoin('user_roles', 'user_roles.user_id', 'users.id')
     .leftJoin('roles', 'roles.id', 'user_roles.role_id')
     .leftJoin('role_permissions', 'role_permissions.role_id', 'roles.id')
-    .where('users.id', userId)
     .groupBy('users.id')
-    .first(
+    .select(
       'users.*',
       db.raw(
         `coalesce(array_agg(distinct roles.key) filter (where roles.key is not null), '{}') as role_keys`,
@@ -45,8 +45,10 @@ export async function findUserWithAccess<Row>(
       db.raw(
         `coalesce(array_agg(distinct role_permissions.permission_key) filter (where role_permissions.permission_key is not null), '{}') as permission_keys`,
       ),
-    )) as (Row & { role_keys: string[]; permission_keys: string[] }) | undefined;
-  if (!row) return undefined;
+    );
+}
+
+export function userWithAccessFromRow<Row>(row: UserWithAccessRow<Row>): { user: Row; access: UserAccess } {
   const { role_keys: roles, permission_keys: permissions, ...user } = row;
   return {
     user: user as Row,
@@ -55,6 +57,16 @@ export async function findUserWithAccess<Row>(
       permissions: permissions.includes(wildcardPermission) ? [wildcardPermission] : [...permissions].sort(),
     },
   };
+}
+
+/** A user's record and access, in one query. Undefined when the user does not exist. */
+export async function findUserWithAccess<Row>(
+  db: Queryable,
+  userId: string,
+): Promise<{ user: Row; access: UserAccess } | undefined> {
+  const row = (await userWithAccessQuery(db).where('users.id', userId).first()) as
+    UserWithAccessRow<Row> | undefined;
+  return row ? userWithAccessFromRow(row) : undefined;
 }
 
 export function hasPermission(access: Pick<UserAccess, 'permissions'>, permission: string): boolean {
