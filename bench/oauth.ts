@@ -97,6 +97,34 @@ function serverMegabytes(pid: number): number {
   );
 }
 
+/** CPU seconds (user + system) used so far by a process; clock ticks of 1/100 s, as on Linux. */
+function cpuSecondsOf(pid: string): number {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0; // a process that ended between listing and reading
+  }
+}
+
+/** The server's processes (a cluster's workers included), and PostgreSQL's. */
+function cpuSeconds(pid: number): { server: number; database: number } {
+  const children = fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/);
+  const server = [String(pid), ...children.filter(Boolean)].reduce((sum, id) => sum + cpuSecondsOf(id), 0);
+  const database = fs
+    .readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((entry) => {
+      try {
+        return fs.readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres';
+      } catch {
+        return false;
+      }
+    })
+    .reduce((sum, id) => sum + cpuSecondsOf(id), 0);
+  return { server, database };
+}
+
 interface Scenario {
   name: string;
   target: string;
@@ -112,6 +140,9 @@ interface Figure {
   p99: number;
   errors: number;
   peakRssMb: number;
+  /** CPU time per request: the server's processes, and PostgreSQL's (all of its processes). */
+  serverCpuMs: number;
+  databaseCpuMs: number;
 }
 
 async function drive(scenario: Scenario, duration = seconds): Promise<Figure> {
@@ -119,6 +150,7 @@ async function drive(scenario: Scenario, duration = seconds): Promise<Figure> {
   const sampler = setInterval(() => {
     peak = Math.max(peak, serverMegabytes(scenario.pid));
   }, 250);
+  const cpuBefore = cpuSeconds(scenario.pid);
   const result = await autocannon({
     url: scenario.url,
     connections,
@@ -126,6 +158,9 @@ async function drive(scenario: Scenario, duration = seconds): Promise<Figure> {
     requests: scenario.requests,
   });
   clearInterval(sampler);
+  const cpuAfter = cpuSeconds(scenario.pid);
+  const perRequestMs = (before: number, after: number) =>
+    Math.round(((after - before) * 1000 * 100) / Math.max(1, result.requests.total)) / 100;
   return {
     name: scenario.name,
     requestsPerSecond: Math.round(result.requests.average),
@@ -133,6 +168,8 @@ async function drive(scenario: Scenario, duration = seconds): Promise<Figure> {
     p99: result.latency.p99,
     errors: result.non2xx + result.errors + result.timeouts,
     peakRssMb: Math.round(peak),
+    serverCpuMs: perRequestMs(cpuBefore.server, cpuAfter.server),
+    databaseCpuMs: perRequestMs(cpuBefore.database, cpuAfter.database),
   };
 }
 
@@ -343,16 +380,16 @@ async function main() {
       `\n${new Date().toISOString().slice(0, 10)} · HTTP_WORKERS=${workers} · ${os.cpus().length} × ${cpu} · ${Math.round(os.totalmem() / 2 ** 30)} GiB · Node ${process.version} · ${connections} connections · median of ${rounds} runs of ${seconds} s\n`,
     );
     console.log(
-      '| Scenario | Target | req/s (median) | runs | p50 ms | p99 ms | non-2xx/errors | server peak memory MB |',
+      '| Scenario | Target | req/s (median) | runs | p50 ms | p99 ms | non-2xx/errors | server peak memory MB | CPU ms/request: server + PostgreSQL |',
     );
-    console.log('|---|---|---:|---|---:|---:|---:|---:|');
+    console.log('|---|---|---:|---|---:|---:|---:|---:|---:|');
     for (const scenario of chosen) {
       const figures = runs.get(scenario.name)!;
       const middle = figures.find(
         (figure) => figure.requestsPerSecond === median(figures.map((f) => f.requestsPerSecond)),
       )!;
       console.log(
-        `| ${scenario.name} | ${scenario.target} | ${middle.requestsPerSecond} | ${figures.map((f) => f.requestsPerSecond).join(' / ')} | ${middle.p50} | ${middle.p99} | ${figures.reduce((sum, f) => sum + f.errors, 0)} | ${Math.max(...figures.map((f) => f.peakRssMb))} |`,
+        `| ${scenario.name} | ${scenario.target} | ${middle.requestsPerSecond} | ${figures.map((f) => f.requestsPerSecond).join(' / ')} | ${middle.p50} | ${middle.p99} | ${figures.reduce((sum, f) => sum + f.errors, 0)} | ${Math.max(...figures.map((f) => f.peakRssMb))} | ${middle.serverCpuMs} + ${middle.databaseCpuMs} |`,
       );
     }
     if (ratios.length > 0) {
