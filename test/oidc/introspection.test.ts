@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createServiceClient, createTestClient } from '../support/fixtures.js';
 import { discover, oidc } from '../support/relying-party.js';
 import { mainAuthToken, userWithTokens } from '../support/sign-in.js';
@@ -9,6 +9,9 @@ beforeAll(async () => {
   service = await startTestService();
 });
 afterAll(() => service?.close());
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
 
@@ -70,6 +73,9 @@ describe('POST /oauth/introspect', () => {
     const caller = basic(client.clientId, clientSecret!);
     const forged = `${tokens.access_token.split('.').slice(0, 2).join('.')}.${'A'.repeat(342)}`;
     const mainAuth = await mainAuthToken(service, { id: otherUser.user.id });
+    // Its own client sees it (and the service now remembers it as verified): visibility is still checked.
+    const byOwner = basic(otherUser.client.clientId, otherUser.clientSecret!);
+    expect((await introspect(byOwner, { token: otherUser.tokens.access_token })).body.active).toBe(true);
     for (const token of [
       tokens.refresh_token!, // rotated out
       'not-a-token',
@@ -95,6 +101,16 @@ describe('POST /oauth/introspect', () => {
     const caller = basic(client.clientId, clientSecret!);
     expect((await introspect(caller, { token: tokens.refresh_token! })).body).toEqual({ active: false });
     await service.service.db('users').where({ id: user.id }).update({ status: 'disabled' });
+    expect((await introspect(caller, { token: tokens.access_token })).body).toEqual({ active: false });
+  });
+
+  it('answers inactive once an access token has expired, also one introspected before', async () => {
+    const { client, clientSecret, tokens } = await userWithTokens(service, 'confidential');
+    const caller = basic(client.clientId, clientSecret!);
+    const first = await introspect(caller, { token: tokens.access_token });
+    expect(first.body.active).toBe(true);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(((first.body.exp as number) + 1) * 1000);
     expect((await introspect(caller, { token: tokens.access_token })).body).toEqual({ active: false });
   });
 

@@ -7,7 +7,12 @@ import type { Config } from '../../config.js';
 import type { Database } from '../../db/database.js';
 import type { PublishedKeySet } from '../../keys/published-key-set.js';
 import type { Logger } from '../../logger.js';
-import { InvalidAccessTokenError, verifyOAuthAccessToken } from '../../tokens/oauth-access-token.js';
+import {
+  InvalidAccessTokenError,
+  verifyOAuthAccessToken,
+  type OAuthAccessTokenClaims,
+} from '../../tokens/oauth-access-token.js';
+import { VerifiedTokenCache } from '../../tokens/verified-token-cache.js';
 import { ActiveUserCache } from '../active-user-cache.js';
 import { authenticateClientWithBasic } from '../client-authentication.js';
 import { findActiveRefreshToken } from '../models/oauth-refresh-token.js';
@@ -52,19 +57,29 @@ export function introspectionRoutes(deps: {
 }): Router {
   const { config, db, clock, provider, keySet } = deps;
   const activeUsers = new ActiveUserCache(db);
+  // A resource server introspects the bearer token of every call it serves: one verification per token.
+  const verifiedTokens = new VerifiedTokenCache<OAuthAccessTokenClaims>();
   const router = new Router();
 
-  const introspectAccessToken = async (token: string, caller: Client): Promise<Introspection> => {
-    let claims;
+  const verifiedClaims = async (token: string): Promise<OAuthAccessTokenClaims | undefined> => {
+    const remembered = verifiedTokens.get(token);
+    if (remembered) return remembered;
     try {
-      claims = await verifyOAuthAccessToken(token, keySet, {
+      const claims = await verifyOAuthAccessToken(token, keySet, {
         issuer: config.issuer,
         audience: config.apiAudience,
       });
+      verifiedTokens.set(token, claims);
+      return claims;
     } catch (error) {
-      if (error instanceof InvalidAccessTokenError) return inactive;
+      if (error instanceof InvalidAccessTokenError) return undefined;
       throw error;
     }
+  };
+
+  const introspectAccessToken = async (token: string, caller: Client): Promise<Introspection> => {
+    const claims = await verifiedClaims(token);
+    if (!claims) return inactive;
     const isResourceServer = caller.grantTypeAllowed('client_credentials');
     if (claims.client_id !== caller.clientId && !isResourceServer) return inactive;
     // A user's token dies with the user's account.

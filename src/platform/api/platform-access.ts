@@ -1,8 +1,8 @@
 import type { Middleware } from 'koa';
 import { requireAccessToken, principalOf } from '../../http/bearer-auth.js';
 import { ApiError } from '../../http/api-error.js';
-import { principalHasPermission, type TokenVerification } from '../../tokens/principal.js';
-import { VerifiedTokenCache } from './verified-token-cache.js';
+import { principalHasPermission, type Principal, type TokenVerification } from '../../tokens/principal.js';
+import { VerifiedTokenCache } from '../../tokens/verified-token-cache.js';
 
 /**
  * Who may call the platform API (spec: Authentication, reference data management). Every kind of
@@ -20,7 +20,7 @@ export interface PlatformAccess {
 
 export function platformAccess(verification: TokenVerification): PlatformAccess {
   const authenticate = requireAccessToken(verification, ['main-auth', 'oauth-user', 'oauth-service'], {
-    cache: new VerifiedTokenCache(),
+    cache: new VerifiedTokenCache<Principal>(),
   });
   const check =
     (allowed: 'user' | 'service' | 'both', permission: string, userNeedsPermission: boolean): Middleware =>
