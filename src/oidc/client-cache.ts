@@ -1,19 +1,27 @@
 import type { Client, Provider } from 'oidc-provider';
+import type { Queryable } from '../db/database.js';
+import type { Logger } from '../logger.js';
 import { onClientChange } from './models/oauth-client.js';
 
 /**
- * How long a node keeps a client. A client disabled through this process is dropped at once; another
- * node's change shows here within this time.
+ * How often a node asks the database which clients changed (another node or worker disabled one): a
+ * change made elsewhere takes effect here within this time. A change made through this process drops
+ * the client at once.
  */
-export const clientCacheTtlMs = 30_000;
+export const clientChangePollMs = 5_000;
+/** The bound for what the change feed can't see (a row deleted by hand). */
+const clientMaxAgeMs = 10 * 60_000;
+/** Changes are looked for this far before the previous look: a transaction may commit after its updated_at. */
+const changeFeedOverlapMs = 10_000;
 const maxCachedClients = 20_000;
 
 /**
  * The engine rebuilds (and re-validates) a Client object whenever one is not among the last 100 it
- * used, and reads the adapter on every request. With thousands of service clients, that is most
- * requests. This seam keeps built clients per node, keyed by client_id, for a few seconds.
+ * used, and reads the adapter on every request. With thousands of clients, that is most requests. This
+ * seam keeps built clients per node, keyed by client_id, until they change: every few seconds one
+ * indexed query on oauth_clients.updated_at tells which ones did.
  */
-export function installClientCache(provider: Provider): () => void {
+export function installClientCache(provider: Provider, db: Queryable, logger: Logger): () => void {
   const Clients = provider.Client as unknown as { find(id: string): Promise<Client | undefined> };
   const find = Clients.find.bind(Clients);
   const cache = new Map<string, { client: Promise<Client | undefined>; until: number }>();
@@ -22,10 +30,42 @@ export function installClientCache(provider: Provider): () => void {
     if (cached && cached.until > Date.now()) return cached.client;
     const client = find(id);
     if (cache.size >= maxCachedClients) cache.clear();
-    cache.set(id, { client, until: Date.now() + clientCacheTtlMs });
+    cache.set(id, { client, until: Date.now() + clientMaxAgeMs });
     // A failed lookup is not remembered.
     client.catch(() => cache.delete(id));
     return client;
   };
-  return onClientChange((clientId) => cache.delete(clientId));
+
+  let lastLook: Date | undefined;
+  const dropChanged = async () => {
+    const since = lastLook ? new Date(lastLook.getTime() - changeFeedOverlapMs) : new Date(0);
+    const { rows } = (await db.raw(
+      `select now() as looked_at, coalesce(array_agg(client_id), '{}') as changed
+         from oauth_clients where updated_at > ?`,
+      [since],
+    )) as { rows: [{ looked_at: Date; changed: string[] }] };
+    // Without a previous look (the first one, or every one so far failed), nothing cached can be trusted.
+    if (!lastLook) cache.clear();
+    else for (const clientId of rows[0].changed) cache.delete(clientId);
+    lastLook = rows[0].looked_at;
+  };
+  let looking: Promise<void> | undefined;
+  const poll = setInterval(() => {
+    looking ??= dropChanged()
+      .catch((error: unknown) => {
+        // Nothing is dropped this time; the next look covers the same changes (it starts further back).
+        logger.warn({ err: error }, 'could not read which OAuth clients changed');
+      })
+      .finally(() => {
+        looking = undefined;
+      });
+  }, clientChangePollMs);
+  poll.unref();
+  void dropChanged().catch(() => {});
+
+  const stopListening = onClientChange((clientId) => cache.delete(clientId));
+  return () => {
+    clearInterval(poll);
+    stopListening();
+  };
 }

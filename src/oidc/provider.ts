@@ -192,7 +192,7 @@ export function createOidcProvider(dependencies: OidcProviderDependencies): {
   const provider = new Provider(config.issuer, configuration);
   provider.proxy = config.trustProxy;
   installClientSecretHashing(provider);
-  const stopClientCache = installClientCache(provider);
+  const stopClientCache = installClientCache(provider, db, logger);
   provider.on('server_error', (ctx: KoaContextWithOIDC, error: Error) => {
     logger.error({ err: error, path: ctx.path }, 'oidc server error');
   });

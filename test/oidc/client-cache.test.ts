@@ -1,0 +1,64 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { hashClientSecret } from '../../src/oidc/models/oauth-client.js';
+import { clientChangePollMs } from '../../src/oidc/client-cache.js';
+import { createServiceClient } from '../support/fixtures.js';
+import { startTestService, type TestService } from '../support/test-service.js';
+
+let service: TestService;
+beforeAll(async () => {
+  service = await startTestService();
+});
+afterAll(() => service?.close());
+
+const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
+
+/** Client authentication at the introspection endpoint: 200 for a client the node accepts, else 401. */
+async function authenticates(clientId: string, secret: string): Promise<number> {
+  const response = await fetch(service.url('/oauth/introspect'), {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: basic(clientId, secret),
+    },
+    body: new URLSearchParams({ token: 'x' }),
+  });
+  return response.status;
+}
+
+// Another node writes the row: this process hears nothing, only the database knows.
+describe('clients changed by another node', () => {
+  it('refuses a client disabled elsewhere within the change poll, though it had it cached', async () => {
+    const { db } = service.service;
+    const { client, clientSecret } = await createServiceClient(db, ['service:crm.aggregates.read']);
+    expect(await authenticates(client.clientId, clientSecret!)).toBe(200);
+    await db('oauth_clients')
+      .where({ client_id: client.clientId })
+      .update({ is_active: false, updated_at: new Date() });
+    await vi.waitFor(async () => expect(await authenticates(client.clientId, clientSecret!)).toBe(401), {
+      timeout: clientChangePollMs * 2 + 2_000,
+      interval: 300,
+    });
+  });
+
+  it('accepts a client created elsewhere after its id was asked for and found unknown', async () => {
+    const { db } = service.service;
+    const clientId = `created-elsewhere-${randomUUID()}`;
+    const secret = 'a-secret-of-the-other-node-a-secret-of-the-other-node';
+    expect(await authenticates(clientId, secret)).toBe(401);
+    await db('oauth_clients').insert({
+      client_id: clientId,
+      client_secret_hash: hashClientSecret(secret),
+      type: 'confidential',
+      name: 'Created on another node',
+      redirect_uris: [],
+      post_logout_redirect_uris: [],
+      allowed_scopes: ['service:crm.aggregates.read'],
+      grant_types: ['client_credentials'],
+    });
+    await vi.waitFor(async () => expect(await authenticates(clientId, secret)).toBe(200), {
+      timeout: clientChangePollMs * 2 + 2_000,
+      interval: 300,
+    });
+  });
+});
