@@ -107,22 +107,28 @@ function cpuSecondsOf(pid: string): number {
   }
 }
 
-/** The server's processes (a cluster's workers included), and PostgreSQL's. */
-function cpuSeconds(pid: number): { server: number; database: number } {
+/** CPU seconds so far of the server's processes (a cluster's workers included), and of each PostgreSQL process. */
+function cpuSeconds(pid: number): { server: number; database: Map<string, number> } {
   const children = fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/);
   const server = [String(pid), ...children.filter(Boolean)].reduce((sum, id) => sum + cpuSecondsOf(id), 0);
-  const database = fs
-    .readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((entry) => {
-      try {
-        return fs.readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres';
-      } catch {
-        return false;
+  const database = new Map<string, number>();
+  for (const entry of fs.readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      if (fs.readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') {
+        database.set(entry, cpuSecondsOf(entry));
       }
-    })
-    .reduce((sum, id) => sum + cpuSecondsOf(id), 0);
+    } catch {
+      // ended meanwhile
+    }
+  }
   return { server, database };
+}
+
+/** PostgreSQL's CPU over a run: processes alive at its end (a backend that ended meanwhile is not counted). */
+function databaseCpuSeconds(before: Map<string, number>, after: Map<string, number>): number {
+  let sum = 0;
+  for (const [pid, seconds] of after) sum += seconds - (before.get(pid) ?? 0);
+  return sum;
 }
 
 interface Scenario {
@@ -159,8 +165,8 @@ async function drive(scenario: Scenario, duration = seconds): Promise<Figure> {
   });
   clearInterval(sampler);
   const cpuAfter = cpuSeconds(scenario.pid);
-  const perRequestMs = (before: number, after: number) =>
-    Math.round(((after - before) * 1000 * 100) / Math.max(1, result.requests.total)) / 100;
+  const perRequestMs = (seconds: number) =>
+    Math.round((seconds * 1000 * 100) / Math.max(1, result.requests.total)) / 100;
   return {
     name: scenario.name,
     requestsPerSecond: Math.round(result.requests.average),
@@ -168,8 +174,8 @@ async function drive(scenario: Scenario, duration = seconds): Promise<Figure> {
     p99: result.latency.p99,
     errors: result.non2xx + result.errors + result.timeouts,
     peakRssMb: Math.round(peak),
-    serverCpuMs: perRequestMs(cpuBefore.server, cpuAfter.server),
-    databaseCpuMs: perRequestMs(cpuBefore.database, cpuAfter.database),
+    serverCpuMs: perRequestMs(cpuAfter.server - cpuBefore.server),
+    databaseCpuMs: perRequestMs(databaseCpuSeconds(cpuBefore.database, cpuAfter.database)),
   };
 }
 
