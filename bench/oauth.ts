@@ -165,8 +165,8 @@ async function drive(scenario: Scenario, duration = seconds): Promise<Figure> {
   });
   clearInterval(sampler);
   const cpuAfter = cpuSeconds(scenario.pid);
-  const perRequestMs = (seconds: number) =>
-    Math.round((seconds * 1000 * 100) / Math.max(1, result.requests.total)) / 100;
+  const perRequestMs = (spent: number) =>
+    Math.round((spent * 1000 * 100) / Math.max(1, result.requests.total)) / 100;
   return {
     name: scenario.name,
     requestsPerSecond: Math.round(result.requests.average),

@@ -38,7 +38,8 @@ export function installClientCache(provider: Provider, db: Queryable, logger: Lo
 
   let lastLook: Date | undefined;
   const dropChanged = async () => {
-    const since = lastLook ? new Date(lastLook.getTime() - changeFeedOverlapMs) : new Date(0);
+    // The first look only takes the database's time (the cache is cleared below), so it asks for little.
+    const since = new Date((lastLook?.getTime() ?? Date.now()) - changeFeedOverlapMs);
     const { rows } = (await db.raw(
       `select now() as looked_at, coalesce(array_agg(client_id), '{}') as changed
          from oauth_clients where updated_at > ?`,
@@ -50,7 +51,7 @@ export function installClientCache(provider: Provider, db: Queryable, logger: Lo
     lastLook = rows[0].looked_at;
   };
   let looking: Promise<void> | undefined;
-  const poll = setInterval(() => {
+  const look = () => {
     looking ??= dropChanged()
       .catch((error: unknown) => {
         // Nothing is dropped this time; the next look covers the same changes (it starts further back).
@@ -59,9 +60,10 @@ export function installClientCache(provider: Provider, db: Queryable, logger: Lo
       .finally(() => {
         looking = undefined;
       });
-  }, clientChangePollMs);
+  };
+  const poll = setInterval(look, clientChangePollMs);
   poll.unref();
-  void dropChanged().catch(() => {});
+  look();
 
   const stopListening = onClientChange((clientId) => cache.delete(clientId));
   return () => {
