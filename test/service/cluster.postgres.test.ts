@@ -7,9 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadUserAccess } from '../../src/identity/access/user-access.js';
 import { generateRsaPrivateKeyPem } from '../../src/keys/development-secrets.js';
 import { signingKeyFromPem } from '../../src/keys/signing-keys.js';
-import { issueMainAuthAccessToken } from '../../src/tokens/main-auth-access-token.js';
 import { createTestDatabase } from '../support/database.js';
 import { createTestUser } from '../support/fixtures.js';
+import { signMainAuthToken } from '../support/sign-in.js';
+import { createRole } from '../platform/support/platform-tokens.js';
 import { repositoryRoot } from '../support/run-process.js';
 
 // PostgreSQL only (HTTP_WORKERS > 1 needs DATABASE_URL): `npm start` as a cluster of two workers.
@@ -65,29 +66,13 @@ function request(method: string, path: string, token?: string, body?: unknown) {
 
 async function tokenWith(permissions: string[]): Promise<string> {
   const { db } = database;
-  const role = `role_${crypto.randomBytes(4).toString('hex')}`;
-  const [created] = await db('roles').insert({ key: role, name: role }, ['id']);
-  if (permissions.length > 0) {
-    await db('role_permissions').insert(
-      permissions.map((key) => ({ role_id: created.id, permission_key: key })),
-    );
-  }
-  const user = await createTestUser(db, { roles: [role], password: null });
-  const access = await loadUserAccess(db, user.id);
-  const { token } = await issueMainAuthAccessToken(
+  const user = await createTestUser(db, { roles: [await createRole(db, permissions)], password: null });
+  return signMainAuthToken(
     await signingKeyFromPem(mainAuthPem, 'main-auth'),
     { issuer: `http://127.0.0.1:${port}`, audience: 'urn:ecosystem:api' },
-    {
-      userId: user.id,
-      tokenId: crypto.randomUUID(),
-      sessionId: crypto.randomUUID(),
-      authMethod: 'pwd',
-      authTime: new Date(),
-      ...access,
-    },
-    new Date(),
+    user,
+    await loadUserAccess(db, user.id),
   );
-  return token;
 }
 
 beforeAll(async () => {

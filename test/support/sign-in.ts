@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import type { SigningKey } from '../../src/keys/signing-keys.js';
 import { issueMainAuthAccessToken } from '../../src/tokens/main-auth-access-token.js';
 import { createTestClient, createTestUser } from './fixtures.js';
 import { HttpBrowser } from './http-browser.js';
@@ -26,11 +27,33 @@ export async function userWithTokens(service: TestService, clientType: 'public' 
 export async function mainAuthToken(
   service: TestService,
   user: { id: string },
-  options: { permissions?: string[]; roles?: string[]; authTime?: Date; issuedAt?: Date } = {},
+  options: MainAuthTokenOptions = {},
 ): Promise<string> {
-  const { token } = await issueMainAuthAccessToken(
+  return signMainAuthToken(
     service.service.keys.mainAuth,
     { issuer: service.issuer, audience: service.service.config.apiAudience },
+    user,
+    options,
+  );
+}
+
+export interface MainAuthTokenOptions {
+  permissions?: string[];
+  roles?: string[];
+  authTime?: Date;
+  issuedAt?: Date;
+}
+
+/** The same token for a service the test does not run in-process (its key and issuer given). */
+export async function signMainAuthToken(
+  key: SigningKey,
+  audience: { issuer: string; audience: string },
+  user: { id: string },
+  options: MainAuthTokenOptions = {},
+): Promise<string> {
+  const { token } = await issueMainAuthAccessToken(
+    key,
+    audience,
     {
       userId: user.id,
       tokenId: crypto.randomUUID(),

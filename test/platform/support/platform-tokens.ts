@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import type { Queryable } from '../../../src/db/database.js';
 import { loadUserAccess } from '../../../src/identity/access/user-access.js';
 import { createServiceClient, createTestUser } from '../../support/fixtures.js';
 import { discover, oidc } from '../../support/relying-party.js';
@@ -6,13 +7,13 @@ import { mainAuthToken } from '../../support/sign-in.js';
 import type { TestService } from '../../support/test-service.js';
 
 /** A role holding exactly these permissions (unique key per call). */
-export async function createRole(svc: TestService, permissions: string[]): Promise<string> {
+export async function createRole(db: Queryable, permissions: string[]): Promise<string> {
   const key = `role_${crypto.randomBytes(4).toString('hex')}`;
-  const [role] = await svc.service.db('roles').insert({ key, name: key }, ['id']);
+  const [role] = await db('roles').insert({ key, name: key }, ['id']);
   if (permissions.length > 0) {
-    await svc.service
-      .db('role_permissions')
-      .insert(permissions.map((permission) => ({ role_id: role.id, permission_key: permission })));
+    await db('role_permissions').insert(
+      permissions.map((permission) => ({ role_id: role.id, permission_key: permission })),
+    );
   }
   return key;
 }
@@ -29,7 +30,7 @@ export async function userToken(svc: TestService, roles: string[] = []): Promise
 
 /** A user token with one permission, through a role made for it. */
 export async function userTokenWith(svc: TestService, permissions: string[]): Promise<string> {
-  return userToken(svc, [await createRole(svc, permissions)]);
+  return userToken(svc, [await createRole(svc.service.db, permissions)]);
 }
 
 /** A client-credentials access token from the real token endpoint, for a new service client. */
