@@ -1,4 +1,5 @@
 import cluster from 'node:cluster';
+import { workerIndexVariable } from './cluster/cluster-messages.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 
@@ -23,7 +24,6 @@ async function main(): Promise<void> {
     return runClusterPrimary(config, logger);
   }
   const { runService } = await import('./run-service.js');
-  const { workerIndexVariable } = await import('./cluster/cluster-primary.js');
   await runService(config, logger, cluster.isWorker ? Number(process.env[workerIndexVariable]) : undefined);
 }
 

@@ -197,7 +197,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     producer: platformProducer,
     logger,
     clock,
-    relay: options.relayEvents ?? true,
+    relayEvents: options.relayEvents ?? true,
   });
   const platform = createPlatform({ config, db, clock, logger, events, tokenVerification });
 

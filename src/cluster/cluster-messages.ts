@@ -1,5 +1,8 @@
 import type { Envelope } from '../events/envelope.js';
 
+/** The environment variable that tells a worker its number (1 = the one that migrates and runs jobs). */
+export const workerIndexVariable = 'HTTP_WORKER_INDEX';
+
 /** What a worker sends the primary (and the primary the other workers): an event to deliver locally. */
 export interface ForwardedEvent {
   kind: 'identity-service:event';

@@ -1,10 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
-import { isForwardedEvent } from './cluster-messages.js';
-
-/** The environment variable that tells a worker its number (1 = the one that migrates and runs jobs). */
-export const workerIndexVariable = 'HTTP_WORKER_INDEX';
+import { isForwardedEvent, workerIndexVariable } from './cluster-messages.js';
 
 /**
  * HTTP_WORKERS > 1: this process only supervises. Workers start one after another, so the first

@@ -28,7 +28,7 @@ export interface EventRuntimeOptions<Catalog extends EventCatalog> {
    * Whether this process publishes the outbox (default true). Off in all but one worker of a cluster:
    * one relay per machine is enough, and the others' events reach it through NOTIFY.
    */
-  relay?: boolean;
+  relayEvents?: boolean;
 }
 
 /**
@@ -40,7 +40,7 @@ export async function startEventRuntime<Catalog extends EventCatalog>(
 ): Promise<EventRuntime<Catalog>> {
   const { db, bus, logger, clock } = options;
   const onPostgres = options.databaseKind === 'postgres';
-  const relays = options.relay ?? true;
+  const relays = options.relayEvents ?? true;
   // On PostgreSQL the relay has a connection of its own: a pool busy with requests must not delay it.
   const relayDb =
     onPostgres && relays

@@ -2,6 +2,7 @@ import type { Queryable } from '../db/database.js';
 import { findUserWithAccess, type UserAccess } from '../identity/access/user-access.js';
 import { userFromRow, type User, type UserRow } from '../identity/users/user.js';
 import type { OidcScope } from './scopes.js';
+import { isUuid } from '../identity/uuid.js';
 
 export interface OrganizationMembershipClaim {
   organization_id: string;
@@ -20,7 +21,7 @@ export interface Account {
 
 /** The active user with this id, or undefined (unknown, or disabled: a disabled user gets no tokens). */
 export async function loadAccount(db: Queryable, userId: string): Promise<Account | undefined> {
-  if (!uuidPattern.test(userId)) return undefined;
+  if (!isUuid(userId)) return undefined;
   const found = await findUserWithAccess<UserRow>(db, userId);
   return found && accountOf(found);
 }
@@ -30,8 +31,6 @@ export function accountOf(found: { user: UserRow; access: UserAccess }): Account
   if (found.user.status !== 'active') return undefined;
   return { user: userFromRow(found.user), access: found.access };
 }
-
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The claims of the given scopes only (spec: Scopes and claims); `sub` always. */
 export async function claimsForScopes(

@@ -1,6 +1,5 @@
 import type { Queryable } from '../db/database.js';
-
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid } from '../identity/uuid.js';
 
 /**
  * Whether a user exists and is active, remembered for a few seconds per node. Introspection asks it
@@ -17,7 +16,7 @@ export class ActiveUserCache {
   async isActive(userId: string): Promise<boolean> {
     const cached = this.#entries.get(userId);
     if (cached && cached.until > Date.now()) return cached.active;
-    const row: { status: string } | undefined = uuidPattern.test(userId)
+    const row: { status: string } | undefined = isUuid(userId)
       ? await this.db('users').where({ id: userId }).first('status')
       : undefined;
     const active = row?.status === 'active';

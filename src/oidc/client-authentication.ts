@@ -10,26 +10,32 @@ import { OAuthError } from './oauth-error.js';
 export async function authenticateClientWithBasic(ctx: Context, provider: Provider): Promise<Client> {
   const challenge = { 'WWW-Authenticate': `Basic realm="${provider.issuer}"` };
   const invalid = (description: string) => new OAuthError(401, 'invalid_client', description, challenge);
-  const credentials = parseBasic(ctx.get('authorization'));
-  if (!credentials) throw invalid('client authentication with HTTP Basic is required');
+  const credentials = parseBasicCredentials(ctx.get('authorization'));
+  if (!credentials?.secret) throw invalid('client authentication with HTTP Basic is required');
   const client = await provider.Client.find(credentials.clientId);
   if (!client || client.clientAuthMethod === 'none') throw invalid('client authentication failed');
   if (!(await client.compareClientSecret(credentials.secret))) throw invalid('client authentication failed');
   return client;
 }
 
-function parseBasic(header: string): { clientId: string; secret: string } | undefined {
+/**
+ * client_id and secret of an `Authorization: Basic` header, each form-urlencoded (RFC 6749 §2.3.1);
+ * undefined when the header is not that or names no client. The secret may be empty.
+ */
+export function parseBasicCredentials(header: string): { clientId: string; secret: string } | undefined {
   const match = /^Basic ([A-Za-z0-9+/]+=*)$/i.exec(header.trim());
   if (!match) return undefined;
   const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   if (colon < 1) return undefined;
-  try {
-    const decode = (part: string) => decodeURIComponent(part.replace(/\+/g, '%20'));
-    const clientId = decode(decoded.slice(0, colon));
-    const secret = decode(decoded.slice(colon + 1));
-    return clientId && secret ? { clientId, secret } : undefined;
-  } catch {
-    return undefined;
-  }
+  const decode = (part: string) => {
+    try {
+      return decodeURIComponent(part.replace(/\+/g, '%20'));
+    } catch {
+      return undefined;
+    }
+  };
+  const clientId = decode(decoded.slice(0, colon));
+  // A secret that doesn't decode is no secret; the client is still named (rate limits count it).
+  return clientId ? { clientId, secret: decode(decoded.slice(colon + 1)) ?? '' } : undefined;
 }

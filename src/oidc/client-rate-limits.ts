@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Context, Middleware } from 'koa';
 import { renderPage } from '../http/pages.js';
 import { RateLimitExceeded, type RateLimitRule, type RateLimits } from '../http/rate-limit.js';
+import { parseBasicCredentials } from './client-authentication.js';
 import { oauthRoutes } from './provider.js';
 
 /** Spec, Limits: per client_id (not per IP), 60-second windows. */
@@ -39,7 +40,7 @@ export function clientRateLimiting(rateLimits: RateLimits): Middleware {
           : undefined;
     if (!rule) return next();
     const clientId =
-      basicClientId(ctx) ??
+      parseBasicCredentials(ctx.get('authorization'))?.clientId ??
       (rule === clientRateLimits.authorize ? queryClientId(ctx) : await bodyClientId(ctx));
     // No client_id: the engine refuses the request anyway; nothing to count it against.
     if (!clientId) return next();
@@ -60,19 +61,6 @@ export function clientRateLimiting(rateLimits: RateLimits): Middleware {
     }
     await next();
   };
-}
-
-function basicClientId(ctx: Context): string | undefined {
-  const match = /^Basic ([A-Za-z0-9+/]+=*)$/i.exec(ctx.get('authorization').trim());
-  if (!match) return undefined;
-  const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
-  const colon = decoded.indexOf(':');
-  if (colon < 1) return undefined;
-  try {
-    return decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, '%20'));
-  } catch {
-    return undefined;
-  }
 }
 
 function queryClientId(ctx: Context): string | undefined {

@@ -1,5 +1,6 @@
 import type { Queryable } from '../../db/database.js';
 import type { Identifier } from './contact.js';
+import { isUuid } from '../uuid.js';
 
 /** A user record (table users). */
 export interface User {
@@ -51,10 +52,8 @@ export function userFromRow(row: UserRow): User {
   };
 }
 
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 export async function findUserById(db: Queryable, id: string): Promise<User | undefined> {
-  if (!uuidPattern.test(id)) return undefined;
+  if (!isUuid(id)) return undefined;
   const row = await db<UserRow>('users').where({ id }).first();
   return row ? userFromRow(row) : undefined;
 }
