@@ -1,7 +1,7 @@
 import type { Client, Provider } from 'oidc-provider';
 import type { Queryable } from '../db/database.js';
 import type { Logger } from '../logger.js';
-import { onClientChange } from './models/oauth-client.js';
+import { clientRowVersion, onClientChange } from './models/oauth-client.js';
 
 /**
  * How often a node asks the database which clients changed (another node or worker disabled one): a
@@ -15,25 +15,44 @@ const clientMaxAgeMs = 10 * 60_000;
 const changeFeedOverlapMs = 10_000;
 const maxCachedClients = 20_000;
 
+interface CachedClient {
+  client: Promise<Client | undefined>;
+  /**
+   * The row version read just before the engine built the client, so the client is of this version
+   * or a newer one: null when there was no row, undefined while the read is under way.
+   */
+  version: string | null | undefined;
+  until: number;
+}
+
 /**
  * The engine rebuilds (and re-validates) a Client object whenever one is not among the last 100 it
  * used, and reads the adapter on every request. With thousands of clients, that is most requests. This
  * seam keeps built clients per node, keyed by client_id, until they change: every few seconds one
- * indexed query on oauth_clients.updated_at tells which ones did.
+ * indexed query on oauth_clients.updated_at tells which rows changed and their versions now, and a
+ * client built from an older version (or whose version is not known yet) is dropped. A change reported
+ * again by the next looks (they overlap) drops nothing more once the new version is cached.
  */
 export function installClientCache(provider: Provider, db: Queryable, logger: Logger): () => void {
   const Clients = provider.Client as unknown as { find(id: string): Promise<Client | undefined> };
   const find = Clients.find.bind(Clients);
-  const cache = new Map<string, { client: Promise<Client | undefined>; until: number }>();
+  const cache = new Map<string, CachedClient>();
   Clients.find = (id: string) => {
+    if (typeof id !== 'string' || id === '') return find(id);
     const cached = cache.get(id);
     if (cached && cached.until > Date.now()) return cached.client;
-    const client = find(id);
     if (cache.size >= maxCachedClients) cache.clear();
-    cache.set(id, { client, until: Date.now() + clientMaxAgeMs });
+    const entry = { version: undefined, until: Date.now() + clientMaxAgeMs } as CachedClient;
+    entry.client = clientRowVersion(db, id).then((found) => {
+      entry.version = found ?? null;
+      return find(id);
+    });
+    cache.set(id, entry);
     // A failed lookup is not remembered.
-    client.catch(() => cache.delete(id));
-    return client;
+    entry.client.catch(() => {
+      if (cache.get(id) === entry) cache.delete(id);
+    });
+    return entry.client;
   };
 
   let lastLook: Date | undefined;
@@ -41,13 +60,18 @@ export function installClientCache(provider: Provider, db: Queryable, logger: Lo
     // The first look only takes the database's time (the cache is cleared below), so it asks for little.
     const since = new Date((lastLook?.getTime() ?? Date.now()) - changeFeedOverlapMs);
     const { rows } = (await db.raw(
-      `select now() as looked_at, coalesce(array_agg(client_id), '{}') as changed
+      `select now() as looked_at,
+              coalesce(array_agg(client_id), '{}') as changed,
+              coalesce(array_agg(xmin::text), '{}') as versions
          from oauth_clients where updated_at > ?`,
       [since],
-    )) as { rows: [{ looked_at: Date; changed: string[] }] };
+    )) as { rows: [{ looked_at: Date; changed: string[]; versions: string[] }] };
     // Without a previous look (the first one, or every one so far failed), nothing cached can be trusted.
     if (!lastLook) cache.clear();
-    else for (const clientId of rows[0].changed) cache.delete(clientId);
+    const { changed, versions } = rows[0];
+    changed.forEach((clientId, index) => {
+      if (cache.get(clientId)?.version !== versions[index]) cache.delete(clientId);
+    });
     lastLook = rows[0].looked_at;
   };
   let looking: Promise<void> | undefined;

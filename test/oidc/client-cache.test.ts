@@ -62,3 +62,38 @@ describe('clients changed by another node', () => {
     });
   });
 });
+
+describe('a change seen by the node', () => {
+  it('rebuilds the client once, though the next looks report the change again', async () => {
+    const { db } = service.service;
+    const { client, clientSecret } = await createServiceClient(db, ['service:crm.aggregates.read']);
+    expect(await authenticates(client.clientId, clientSecret!)).toBe(200);
+    await db('oauth_clients')
+      .where({ client_id: client.clientId })
+      .update({ is_active: false, updated_at: new Date() });
+    await vi.waitFor(async () => expect(await authenticates(client.clientId, clientSecret!)).toBe(401), {
+      timeout: clientChangePollMs * 2 + 2_000,
+      interval: 300,
+    });
+
+    // The looks overlap (a transaction may commit after its updated_at), so the change is reported for
+    // a while yet; the disabled version is the one cached, and it stays.
+    const reads: string[] = [];
+    const countReads = (query: { sql: string; bindings?: unknown[] }) => {
+      if (query.sql.includes('oauth_clients') && query.bindings?.includes(client.clientId)) {
+        reads.push(query.sql);
+      }
+    };
+    db.on('query', countReads);
+    try {
+      const until = Date.now() + clientChangePollMs * 2 + 1_000;
+      while (Date.now() < until) {
+        expect(await authenticates(client.clientId, clientSecret!)).toBe(401);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    } finally {
+      db.off('query', countReads);
+    }
+    expect(reads).toEqual([]);
+  });
+});

@@ -186,6 +186,18 @@ export async function findClient(db: Queryable, clientId: string): Promise<OAuth
   return row ? fromRow(row) : undefined;
 }
 
+/**
+ * The version of a client's row: its xmin, which every write of the row replaces (PostgreSQL's row
+ * versioning, no clock involved); undefined when there is no such row. The client cache compares it
+ * with the change feed's.
+ */
+export async function clientRowVersion(db: Queryable, clientId: string): Promise<string | undefined> {
+  const row = (await db('oauth_clients')
+    .where({ client_id: clientId })
+    .first(db.raw('xmin::text as version'))) as { version: string } | undefined;
+  return row?.version;
+}
+
 export async function listClients(db: Queryable): Promise<OAuthClient[]> {
   const rows = await db<OAuthClientRow>('oauth_clients').orderBy('created_at', 'asc').select('*');
   return rows.map(fromRow);
