@@ -63,12 +63,18 @@ import { introspectionRoutes } from './oidc/actions/introspect.js';
 import { jwksRoutes } from './oidc/actions/jwks.js';
 import { userinfoRoutes } from './oidc/actions/userinfo.js';
 import { singleLogoutPageRoutes } from './oidc/logout-pages.js';
-import { createOidcProvider } from './oidc/provider.js';
+import { createOidcProvider, oauthRoutes } from './oidc/provider.js';
 import { clientRateLimiting } from './oidc/client-rate-limits.js';
 import { engineAnswerCorrections } from './oidc/engine-answer-corrections.js';
 import { platformEvents, platformProducer, type PlatformEvents } from './platform/events/platform-events.js';
 import { createPlatform, type Platform } from './platform/platform.js';
 import type { TokenVerification } from './tokens/principal.js';
+
+const engineOnlyPaths = new Set<string>([
+  oauthRoutes.authorization,
+  oauthRoutes.token,
+  oauthRoutes.revocation,
+]);
 
 export interface IdentityServiceOptions {
   config: Config;
@@ -218,6 +224,10 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
 
   // Before anything else of the OAuth endpoints (our own introspection included).
   app.use(clientRateLimiting(rateLimits));
+  // The engine last: everything our routes do not answer (authorize, token, revocation, discovery...).
+  const engine = compose([engineAnswerCorrections(), ...provider.middleware]);
+  // Paths only the engine serves skip our routers (none of them matches these).
+  app.use((ctx, next) => (engineOnlyPaths.has(ctx.path) ? engine(ctx) : next()));
   const routers: Router[] = [
     assetRoutes(),
     jwksRoutes(keySet),
@@ -245,9 +255,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     jsonNotFound('/api/v2', logger),
   ];
   for (const router of routers) app.use(router.routes()).use(router.allowedMethods());
-  // The engine last: everything our routes did not answer (authorize, token, revocation, discovery...).
-  app.use(engineAnswerCorrections());
-  app.use(compose(provider.middleware));
+  app.use(engine);
 
   const cleanup = options.backgroundJobs
     ? scheduleCleanup(db, clock, logger, [
