@@ -26,19 +26,31 @@ async function authenticates(clientId: string, secret: string): Promise<number> 
   return response.status;
 }
 
+/**
+ * A service client this node has cached, then disabled by a direct write (as another node would: this
+ * process hears nothing); returns once this node refuses it (within two change polls).
+ */
+async function cachedThenDisabledElsewhere() {
+  const { db } = service.service;
+  const created = await createServiceClient(db, ['service:crm.aggregates.read']);
+  const { clientId } = created.client;
+  expect(await authenticates(clientId, created.clientSecret!)).toBe(200);
+  await db('oauth_clients')
+    .where({ client_id: clientId })
+    .update({ is_active: false, updated_at: new Date() });
+  await vi.waitFor(async () => expect(await authenticates(clientId, created.clientSecret!)).toBe(401), {
+    timeout: clientChangePollMs * 2 + 2_000,
+    interval: 300,
+  });
+  return created;
+}
+
 // Another node writes the row: this process hears nothing, only the database knows.
 describe('clients changed by another node', () => {
   it('refuses a client disabled elsewhere within the change poll, though it had it cached', async () => {
-    const { db } = service.service;
-    const { client, clientSecret } = await createServiceClient(db, ['service:crm.aggregates.read']);
-    expect(await authenticates(client.clientId, clientSecret!)).toBe(200);
-    await db('oauth_clients')
-      .where({ client_id: client.clientId })
-      .update({ is_active: false, updated_at: new Date() });
-    await vi.waitFor(async () => expect(await authenticates(client.clientId, clientSecret!)).toBe(401), {
-      timeout: clientChangePollMs * 2 + 2_000,
-      interval: 300,
-    });
+    // cachedThenDisabledElsewhere waits for the refusal; it then stays.
+    const { client, clientSecret } = await cachedThenDisabledElsewhere();
+    expect(await authenticates(client.clientId, clientSecret!)).toBe(401);
   });
 
   it('accepts a client created elsewhere after its id was asked for and found unknown', async () => {
@@ -66,15 +78,7 @@ describe('clients changed by another node', () => {
 describe('a change seen by the node', () => {
   it('rebuilds the client once, though the next looks report the change again', async () => {
     const { db } = service.service;
-    const { client, clientSecret } = await createServiceClient(db, ['service:crm.aggregates.read']);
-    expect(await authenticates(client.clientId, clientSecret!)).toBe(200);
-    await db('oauth_clients')
-      .where({ client_id: client.clientId })
-      .update({ is_active: false, updated_at: new Date() });
-    await vi.waitFor(async () => expect(await authenticates(client.clientId, clientSecret!)).toBe(401), {
-      timeout: clientChangePollMs * 2 + 2_000,
-      interval: 300,
-    });
+    const { client, clientSecret } = await cachedThenDisabledElsewhere();
 
     // The looks overlap (a transaction may commit after its updated_at), so the change is reported for
     // a while yet; the disabled version is the one cached, and it stays.
