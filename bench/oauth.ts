@@ -182,6 +182,8 @@ async function drive(scenario: Scenario, duration = seconds): Promise<Figure> {
   };
 }
 
+const indexes = (count: number) => Array.from({ length: count }, (_, index) => index);
+
 /** Runs `work` for every item, at most `concurrency` at a time. */
 async function inParallel<T>(items: T[], concurrency: number, work: (item: T) => Promise<void>) {
   let position = 0;
@@ -237,20 +239,15 @@ async function main() {
     const serviceClientCount = Math.ceil((4_000 * (seconds * rounds + 2)) / 20);
     console.error(`creating ${serviceClientCount} service clients...`);
     const serviceClients: string[] = [];
-    for (let index = 0; index < serviceClientCount; index += 4) {
-      const created = await Promise.all(
-        Array.from({ length: Math.min(4, serviceClientCount - index) }, (_, offset) =>
-          createClient(handle.db, {
-            name: `bench service ${index + offset}`,
-            type: 'confidential',
-            grantTypes: ['client_credentials'],
-            scopes: ['service:crm.aggregates.read'],
-          }),
-        ),
-      );
-      for (const { client, clientSecret } of created)
-        serviceClients.push(basic(client.clientId, clientSecret!));
-    }
+    await inParallel(indexes(serviceClientCount), 4, async (index) => {
+      const { client, clientSecret } = await createClient(handle.db, {
+        name: `bench service ${index}`,
+        type: 'confidential',
+        grantTypes: ['client_credentials'],
+        scopes: ['service:crm.aggregates.read'],
+      });
+      serviceClients.push(basic(client.clientId, clientSecret!));
+    });
 
     // Refresh chains: each a user-flow client with a refresh token obtained through the real login.
     const only = process.env.BENCH_ONLY?.split(',');
@@ -261,26 +258,22 @@ async function main() {
     const chains: { clientId: string; refreshToken: string }[] = [];
     let userAccessToken = '';
     const users = await Promise.all(Array.from({ length: 20 }, () => createTestUser(handle.db)));
-    for (let index = 0; index < chainCount; index += 8) {
-      await Promise.all(
-        Array.from({ length: Math.min(8, chainCount - index) }, async (_, offset) => {
-          const user = users[(index + offset) % users.length]!;
-          const { client } = await createClient(handle.db, {
-            name: `bench app ${index + offset}`,
-            type: 'public',
-            redirectUris: ['http://localhost:8080/callback'],
-            scopes: ['openid', 'profile', 'email'],
-          });
-          const config = await discover(issuer, client.clientId);
-          const { tokens } = await completeAuthorization(config, new HttpBrowser(issuer), {
-            identifier: user.email!,
-            password: user.password,
-          });
-          chains.push({ clientId: client.clientId, refreshToken: tokens.refresh_token! });
-          userAccessToken = tokens.access_token;
-        }),
-      );
-    }
+    await inParallel(indexes(chainCount), 8, async (index) => {
+      const user = users[index % users.length]!;
+      const { client } = await createClient(handle.db, {
+        name: `bench app ${index}`,
+        type: 'public',
+        redirectUris: ['http://localhost:8080/callback'],
+        scopes: ['openid', 'profile', 'email'],
+      });
+      const config = await discover(issuer, client.clientId);
+      const { tokens } = await completeAuthorization(config, new HttpBrowser(issuer), {
+        identifier: user.email!,
+        password: user.password,
+      });
+      chains.push({ clientId: client.clientId, refreshToken: tokens.refresh_token! });
+      userAccessToken = tokens.access_token;
+    });
 
     // The tables were empty a minute ago: without fresh statistics the planner picks plans for empty
     // tables (a scan of every Grant instead of the primary key). Autovacuum would analyze them soon.
