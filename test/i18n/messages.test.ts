@@ -1,0 +1,25 @@
+import { describe, expect, it } from 'vitest';
+import { Messages } from '../../src/i18n/messages.js';
+
+const messages = Messages.load();
+
+describe('messages', () => {
+  it('knows every language folder, English first', () => {
+    expect(messages.languages).toEqual(['en', 'ru']);
+  });
+
+  it('formats Russian plurals by the CLDR rules', () => {
+    const ru = messages.in('ru');
+    expect(ru('common.attempts.left', { count: 1 })).toBe('Осталась 1 попытка');
+    expect(ru('common.attempts.left', { count: 4 })).toBe('Осталось 4 попытки');
+    expect(ru('common.attempts.left', { count: 5 })).toBe('Осталось 5 попыток');
+    expect(ru('common.attempts.left', { count: 21 })).toBe('Осталась 21 попытка');
+    expect(messages.format('en', 'common.wait.minutes', { count: 5 })).toBe('5 minutes');
+  });
+
+  it('picks the first supported language of the candidates, else English', () => {
+    expect(messages.pick(undefined, 'de', 'ru-RU')).toBe('ru');
+    expect(messages.pick('fr')).toBe('en');
+    expect(messages.in('xx')('common.language.name')).toBe('English');
+  });
+});
