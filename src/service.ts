@@ -219,6 +219,8 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
   const app = new Koa();
   app.keys = secrets.cookieKeys;
   app.proxy = config.trustProxy;
+  // The client is the address the outermost trusted proxy appended, not the leftmost one (request-info.ts).
+  app.maxIpsCount = config.trustedProxyHops;
   app.silent = true;
   app.on('error', (error) => logger.error({ err: error }, 'unhandled request error'));
 
