@@ -21,6 +21,12 @@ const booleanFlag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((value) => value === 'true' || value === '1' || value === 'yes');
 
+/** TRUST_PROXY: a flag (true = one proxy) or the number of proxies. */
+const trustedProxyHops = z.union(
+  [booleanFlag.transform((trusted) => (trusted ? 1 : 0)), z.coerce.number().int().min(0).max(10)],
+  { error: 'must be true, false or the number of trusted proxies (0-10)' },
+);
+
 const emptyAsUndefined = (value: unknown) => (value === '' ? undefined : value);
 
 export const environmentSchema = z.object({
@@ -51,8 +57,11 @@ export const environmentSchema = z.object({
   /** Audience (RFC 8707 resource) of the ecosystem access tokens. */
   API_AUDIENCE: z.string().min(1).default('urn:ecosystem:api'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  /** Trust X-Forwarded-* headers (set when running behind a reverse proxy). */
-  TRUST_PROXY: z.preprocess(emptyAsUndefined, booleanFlag.default(false)),
+  /**
+   * Behind reverse proxies: true (one proxy) or the number of proxies in front of the service, each
+   * appending to X-Forwarded-For; the client is that many addresses from the right. false: ignore it.
+   */
+  TRUST_PROXY: z.preprocess(emptyAsUndefined, trustedProxyHops.default(0)),
   /** How email is sent: smtp (SMTP_URL), development (kept in memory and logged; not in production), none. */
   EMAIL_TRANSPORT: z.preprocess(emptyAsUndefined, z.enum(['development', 'smtp', 'none']).optional()),
   /** smtp://user:password@host:587 (STARTTLS) or smtps://...:465. */
@@ -116,6 +125,8 @@ export interface Config {
   apiAudience: string;
   logLevel: Environment['LOG_LEVEL'];
   trustProxy: boolean;
+  /** Proxies in front of the service whose X-Forwarded-For entries are trusted (0 when not trusted). */
+  trustedProxyHops: number;
   emailTransport: 'development' | 'smtp' | 'none';
   smtpUrl: string | undefined;
   mailFrom: string;
@@ -188,7 +199,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     cookieKeys: environment.COOKIE_KEYS,
     apiAudience: environment.API_AUDIENCE,
     logLevel: environment.LOG_LEVEL,
-    trustProxy: environment.TRUST_PROXY,
+    trustProxy: environment.TRUST_PROXY > 0,
+    trustedProxyHops: environment.TRUST_PROXY,
     ...messaging,
     eventBus: environment.EVENT_BUS,
     nats: {

@@ -219,11 +219,13 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
   const app = new Koa();
   app.keys = secrets.cookieKeys;
   app.proxy = config.trustProxy;
+  // The client is the address the outermost trusted proxy appended, not the leftmost one (request-info.ts).
+  app.maxIpsCount = config.trustedProxyHops;
   app.silent = true;
   app.on('error', (error) => logger.error({ err: error }, 'unhandled request error'));
 
   // Before anything else of the OAuth endpoints (our own introspection included).
-  app.use(clientRateLimiting(rateLimits));
+  app.use(clientRateLimiting({ rateLimits, provider, logger, clock }));
   // The engine last: everything our routes do not answer (authorize, token, revocation, discovery...).
   const engine = compose([engineAnswerCorrections(), ...provider.middleware]);
   // Paths only the engine serves skip our routers (none of them matches these).

@@ -58,11 +58,15 @@ interface Connection {
  * lock), so the budget holds across requests and nodes exactly as with one statement per request;
  * under load a node pays one round trip for many requests instead of one each (measured: the OAuth
  * endpoints' throughput doubled to tripled on the 2-core bench machine). Other statements of the library
- * (reset, block) pass through unchanged.
+ * (reset, block) pass through unchanged. A statement the database refuses fails no request but the one
+ * whose row caused it: its counters are retried one per statement. A lost connection fails every
+ * request of the statement with the driver's own error.
  */
 export class PostgresRateLimitStore {
   readonly #connections: Connection[] = [];
   #pendingConsumes: PendingConsume[] = [];
+  /** Counters of a refused statement, each to be retried alone. */
+  readonly #isolatedConsumes: PendingConsume[] = [];
   readonly #pendingStatements: PendingStatement[] = [];
   #flushScheduled = false;
 
@@ -97,7 +101,11 @@ export class PostgresRateLimitStore {
   }
 
   #flush(): void {
-    while (this.#pendingStatements.length > 0 || this.#pendingConsumes.length > 0) {
+    while (
+      this.#pendingStatements.length > 0 ||
+      this.#isolatedConsumes.length > 0 ||
+      this.#pendingConsumes.length > 0
+    ) {
       const connection = this.#idleConnection();
       if (!connection) return; // the statement that frees a connection flushes again
       const statement = this.#pendingStatements.shift();
@@ -105,6 +113,14 @@ export class PostgresRateLimitStore {
         void this.#use(connection, (client) => client.query(statement.query)).then(
           statement.resolve,
           statement.reject,
+        );
+        continue;
+      }
+      const alone = this.#isolatedConsumes.shift();
+      if (alone) {
+        void this.#use(connection, (client) => consumeAll(client, [alone])).then(
+          (rows) => answer([alone], rows),
+          (error: unknown) => alone.reject(error),
         );
         continue;
       }
@@ -121,13 +137,20 @@ export class PostgresRateLimitStore {
       }
       this.#pendingConsumes = repeated;
       batch.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-      void this.#use(connection, (client) => consumeAll(client, batch)).then(
+      void this.#use(connection, async (client) => {
+        try {
+          return await consumeAll(client, batch);
+        } catch (error) {
+          // The database refused the statement because of one of its rows (a value it can't take):
+          // each counter goes again in a statement of its own, so only that row's request fails.
+          // Anything else (no connection, a lost one) reaches every request as it is.
+          if (batch.length > 1 && isRefusedStatement(error)) return 'refused' as const;
+          throw error;
+        }
+      }).then(
         (rows) => {
-          for (const consume of batch) {
-            const row = rows.get(consume.key);
-            if (row) consume.resolve({ rows: [row], rowCount: 1 });
-            else consume.reject(new Error(`rate limit counter ${consume.key} was not written`));
-          }
+          if (rows === 'refused') this.#isolatedConsumes.push(...batch);
+          else answer(batch, rows);
         },
         (error: unknown) => batch.forEach((consume) => consume.reject(error)),
       );
@@ -184,6 +207,30 @@ export class PostgresRateLimitStore {
 }
 
 type CounterRow = { key: string; points: number; expire: string | null };
+
+function answer(batch: PendingConsume[], rows: Map<string, CounterRow>): void {
+  for (const consume of batch) {
+    const row = rows.get(consume.key);
+    if (row) consume.resolve({ rows: [row], rowCount: 1 });
+    else consume.reject(new Error(`rate limit counter ${consume.key} was not written`));
+  }
+}
+
+/**
+ * SQLSTATE classes of errors about the connection or the server, not about the statement's values:
+ * 08 connection exception, 53 insufficient resources, 57 operator intervention (shutdown, cancel),
+ * 58 system error. Retrying the rows one by one would not help there.
+ */
+const connectionErrorClasses = new Set(['08', '53', '57', '58']);
+
+/** The server answered that it could not run the statement (e.g. a value too long for its column). */
+function isRefusedStatement(error: unknown): boolean {
+  return (
+    error instanceof pg.DatabaseError &&
+    typeof error.code === 'string' &&
+    !connectionErrorClasses.has(error.code.slice(0, 2))
+  );
+}
 
 /** One statement for the batch (keys sorted); once more if it lost a deadlock to another node's. */
 async function consumeAll(client: pg.Client, batch: PendingConsume[]): Promise<Map<string, CounterRow>> {

@@ -1,4 +1,5 @@
 import { RateLimiterPostgres, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { sha256 } from '../crypto/digest.js';
 import type { Database } from '../db/database.js';
 import { tooManyRequests } from './api-error.js';
 import { PostgresRateLimitStore } from './rate-limit-postgres-store.js';
@@ -43,15 +44,25 @@ function pgliteStore(db: Database) {
       });
       const text = query.text.replace(/\$(\d+)/g, (_match, position: string) => `:v${position}`);
       const result = (await db.raw(text, bindings)) as { rows: unknown[]; rowCount?: number | null };
-      return { rows: result.rows, rowCount: result.rowCount ?? result.rows.length };
+      // PGlite reports no rowCount for a SELECT; the library reads it to tell "no counter".
+      return { rows: result.rows, rowCount: Math.max(result.rowCount ?? 0, result.rows.length) };
     },
   };
 }
 
 /**
+ * The key a counter is stored under: a digest of what the caller passed (43 characters), so nothing a
+ * request puts into a key (a long identifier, a forged header) can exceed the table's key column or
+ * make one counter's statement fail.
+ */
+function counterKey(key: string): string {
+  return sha256(key);
+}
+
+/**
  * The service's rate limits, on rate-limiter-flexible with its PostgreSQL store: each request's counter
  * is one atomic row update in the database, so the budget is shared by every node on the database and
- * holds under parallel requests.
+ * holds under parallel requests. Keys are stored as digests (`counterKey`): callers may pass any string.
  */
 export class RateLimits {
   readonly #limiters = new Map<string, RateLimiterAbstract>();
@@ -94,17 +105,41 @@ export class RateLimits {
   /** Counts one request for `key`; throws RateLimitExceeded when the budget is spent. */
   async consume(rule: RateLimitRule, key: string, points = 1): Promise<void> {
     try {
-      await this.#limiter(rule).consume(key, points);
+      await this.#limiter(rule).consume(counterKey(key), points);
     } catch (rejection) {
-      if (rejection instanceof RateLimiterRes) {
-        throw new RateLimitExceeded(rule, Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)));
-      }
+      if (rejection instanceof RateLimiterRes) throw exceeded(rule, rejection);
       throw rejection;
     }
   }
 
+  /**
+   * Throws RateLimitExceeded when the budget of `key` is already spent, without counting. With
+   * `count` afterwards, for requests that only count once their outcome is known: parallel requests
+   * all pass the check, so the budget can be overshot by the requests in flight.
+   */
+  async check(rule: RateLimitRule, key: string): Promise<void> {
+    // Consuming nothing reads the counter through the same (batched) statement as a consume.
+    let counter: RateLimiterRes;
+    try {
+      counter = await this.#limiter(rule).consume(counterKey(key), 0);
+    } catch (rejection) {
+      if (rejection instanceof RateLimiterRes) throw exceeded(rule, rejection);
+      throw rejection;
+    }
+    if (counter.consumedPoints >= rule.points) throw exceeded(rule, counter);
+  }
+
+  /** Counts `points` for `key` without refusing (the request was already answered). */
+  async count(rule: RateLimitRule, key: string, points = 1): Promise<void> {
+    await this.#limiter(rule).penalty(counterKey(key), points);
+  }
+
   /** Forgets the counter of `key` (e.g. after a successful login). */
   async reset(rule: RateLimitRule, key: string): Promise<void> {
-    await this.#limiter(rule).delete(key);
+    await this.#limiter(rule).delete(counterKey(key));
   }
+}
+
+function exceeded(rule: RateLimitRule, counter: RateLimiterRes): RateLimitExceeded {
+  return new RateLimitExceeded(rule, Math.max(1, Math.ceil(counter.msBeforeNext / 1000)));
 }

@@ -12,10 +12,27 @@ export async function authenticateClientWithBasic(ctx: Context, provider: Provid
   const invalid = (description: string) => new OAuthError(401, 'invalid_client', description, challenge);
   const credentials = parseBasicCredentials(ctx.get('authorization'));
   if (!credentials?.secret) throw invalid('client authentication with HTTP Basic is required');
+  if (!isValidClientId(credentials.clientId)) throw invalid('client authentication failed');
   const client = await provider.Client.find(credentials.clientId);
-  if (!client || client.clientAuthMethod === 'none') throw invalid('client authentication failed');
-  if (!(await client.compareClientSecret(credentials.secret))) throw invalid('client authentication failed');
+  if (!client || !(await secretAuthenticates(client, credentials.secret))) {
+    throw invalid('client authentication failed');
+  }
   return client;
+}
+
+/**
+ * Whether `clientId` can name a client at all: 1 to 100 characters (spec: client_id max 100) of
+ * RFC 6749's VSCHAR (printable ASCII, Appendix A.1). Anything else is refused before it reaches a
+ * lookup or a counter.
+ */
+export function isValidClientId(clientId: string): boolean {
+  return /^[\x20-\x7E]{1,100}$/.test(clientId);
+}
+
+/** Whether `secret` is the secret of `client`, a confidential client (public ones have none). */
+export async function secretAuthenticates(client: Client, secret: string | undefined): Promise<boolean> {
+  if (!secret || client.clientAuthMethod === 'none') return false;
+  return client.compareClientSecret(secret);
 }
 
 /**

@@ -1,103 +1,223 @@
-import type { IncomingMessage } from 'node:http';
 import type { Context, Middleware } from 'koa';
+import type { Client, Provider } from 'oidc-provider';
+import type { Clock } from '../clock.js';
 import { renderPage } from '../http/pages.js';
+import { peekRequestBody } from '../http/peek-request-body.js';
 import { RateLimitExceeded, type RateLimitRule, type RateLimits } from '../http/rate-limit.js';
-import { parseBasicCredentials } from './client-authentication.js';
+import { requestInfo } from '../http/request-info.js';
+import type { Logger } from '../logger.js';
+import { ThrottledWarnings } from '../throttled-warnings.js';
+import { isValidClientId, parseBasicCredentials, secretAuthenticates } from './client-authentication.js';
 import { oauthRoutes } from './provider.js';
 
-/** Spec, Limits: per client_id (not per IP), 60-second windows. */
+type Endpoint = 'token' | 'introspect' | 'revoke' | 'authorize';
+
+/**
+ * Spec, Limits: per client_id (not per IP), 60-second windows. They count the requests the client
+ * proved it made (see `provesClient`): nobody else can spend a client's budget.
+ */
 export const clientRateLimits = {
   token: { name: 'oauth-token', points: 20, durationSeconds: 60 },
   introspect: { name: 'oauth-introspect', points: 100, durationSeconds: 60 },
   revoke: { name: 'oauth-revoke', points: 30, durationSeconds: 60 },
   authorize: { name: 'oauth-authorize', points: 30, durationSeconds: 60 },
-} satisfies Record<string, RateLimitRule>;
+} satisfies Record<Endpoint, RateLimitRule>;
 
-const postRules = new Map<string, RateLimitRule>([
-  [oauthRoutes.token, clientRateLimits.token],
-  [oauthRoutes.introspection, clientRateLimits.introspect],
-  [oauthRoutes.revocation, clientRateLimits.revoke],
+/**
+ * Every other request (a wrong secret, a bad redirect_uri, a public client's call that anyone could
+ * make): the same budgets per client_id AND IP, or per IP alone when it names no known client. An
+ * attacker spends his own address's budget, not the client's.
+ */
+export const unprovenRequestLimits = {
+  token: { name: 'oauth-token-unproven', points: 20, durationSeconds: 60 },
+  introspect: { name: 'oauth-introspect-unproven', points: 100, durationSeconds: 60 },
+  revoke: { name: 'oauth-revoke-unproven', points: 30, durationSeconds: 60 },
+  authorize: { name: 'oauth-authorize-unproven', points: 30, durationSeconds: 60 },
+} satisfies Record<Endpoint, RateLimitRule>;
+
+const postEndpoints = new Map<string, Endpoint>([
+  [oauthRoutes.token, 'token'],
+  [oauthRoutes.introspection, 'introspect'],
+  [oauthRoutes.revocation, 'revoke'],
 ]);
 
 /** The engine reads request bodies itself, up to this size. */
 const bodyLimit = 56 * 1024;
 
+interface Credentials {
+  clientId?: string | undefined;
+  secret?: string | undefined;
+}
+
 /**
- * Rate limits of the OAuth endpoints, keyed by client_id, in front of the engine (whose ctx.oidc does
- * not exist yet at this point). The client_id comes from HTTP Basic, the query (authorize) or the form
- * body. The budget lives in the shared database store, so all nodes draw from it.
+ * Rate limits of the OAuth endpoints, in front of the engine (whose ctx.oidc does not exist yet at
+ * this point). The client_id comes from HTTP Basic, the query (authorize) or the form body, read
+ * whether it has a Content-Length or is chunked; a client_id no client can have is refused before it
+ * reaches a lookup or a counter. Which budget a request draws from:
  *
- * Exceeding answers 429 with Retry-After: `temporarily_unavailable` (RFC 6749's code for a server that
- * can't take the request now) as JSON, or an error page for the browser-facing authorize endpoint.
+ * - the client's own (spec, per client_id) when the request proves it comes from the client: its
+ *   secret (token, introspect, revoke), a registered redirect_uri (authorize), or a token the engine
+ *   issued to a public client (code + PKCE verifier, refresh token: counted once issued);
+ * - otherwise the same budget per client_id and IP, or per IP when no known client is named.
+ *
+ * The budgets live in the shared database store, so all nodes draw from them. Exceeding answers 429
+ * with Retry-After: `temporarily_unavailable` (RFC 6749's code for a server that can't take the
+ * request now) as JSON, or an error page for the browser-facing authorize endpoint.
  */
-export function clientRateLimiting(rateLimits: RateLimits): Middleware {
+export function clientRateLimiting(deps: {
+  rateLimits: RateLimits;
+  provider: Provider;
+  logger: Logger;
+  clock: Clock;
+}): Middleware {
+  const { rateLimits, provider } = deps;
+  const warnings = new ThrottledWarnings(deps.logger, deps.clock);
+
   return async function limitPerClient(ctx, next) {
-    const rule =
-      ctx.method === 'POST'
-        ? postRules.get(ctx.path)
-        : ctx.method === 'GET' && ctx.path === oauthRoutes.authorization
-          ? clientRateLimits.authorize
-          : undefined;
-    if (!rule) return next();
-    const clientId =
-      parseBasicCredentials(ctx.get('authorization'))?.clientId ??
-      (rule === clientRateLimits.authorize ? queryClientId(ctx) : await bodyClientId(ctx));
-    // No client_id: the engine refuses the request anyway; nothing to count it against.
-    if (!clientId) return next();
+    const endpoint = endpointOf(ctx);
+    if (!endpoint) return next();
+    const credentials = await presentedCredentials(ctx, endpoint);
+    if (credentials.clientId !== undefined && !isValidClientId(credentials.clientId)) {
+      warnings.warn(
+        'invalid_client_id',
+        { path: ctx.path, length: credentials.clientId.length },
+        'refused a client_id no client can have',
+      );
+      refuseClientId(ctx, endpoint, provider.issuer);
+      return;
+    }
+    const client = credentials.clientId ? await provider.Client.find(credentials.clientId) : undefined;
+    const proven = client !== undefined && (await provesClient(ctx, endpoint, client, credentials.secret));
+    const { ip } = requestInfo(ctx);
+    // A token the engine issues to an unproven caller proves it was the client after all.
+    const countIfIssued = !proven && client !== undefined && endpoint === 'token';
     try {
-      await rateLimits.consume(rule, clientId);
+      if (proven) {
+        await rateLimits.consume(clientRateLimits[endpoint], client.clientId);
+      } else {
+        await Promise.all([
+          rateLimits.consume(unprovenRequestLimits[endpoint], unprovenKey(client, ip)),
+          countIfIssued ? rateLimits.check(clientRateLimits.token, client.clientId) : undefined,
+        ]);
+      }
     } catch (error) {
       if (!(error instanceof RateLimitExceeded)) throw error;
-      const description = `too many requests for this client; retry after ${error.retryAfterSeconds} seconds`;
-      ctx.set('Retry-After', String(error.retryAfterSeconds));
-      ctx.set('Cache-Control', 'no-store');
-      if (rule === clientRateLimits.authorize) {
-        renderPage(ctx, 'error', { error: 'temporarily_unavailable', description }, 429);
-      } else {
-        ctx.status = 429;
-        ctx.body = { error: 'temporarily_unavailable', error_description: description };
+      if (error.rule === unprovenRequestLimits[endpoint]) {
+        warnings.warn(
+          'oauth_unproven_requests_limited',
+          { path: ctx.path, clientId: client?.clientId, ip },
+          'too many requests that do not prove their client; refused for a while',
+        );
       }
+      const who =
+        error.rule === clientRateLimits[endpoint]
+          ? 'this client'
+          : client
+            ? 'this client from this address'
+            : 'this address';
+      answerTooManyRequests(ctx, endpoint, error, who);
       return;
     }
     await next();
+    if (countIfIssued && ctx.status === 200) {
+      await rateLimits.count(clientRateLimits.token, client.clientId).catch((error: unknown) => {
+        warnings.warn(
+          'oauth_rate_limit_not_counted',
+          { path: ctx.path, error: String(error) },
+          'a token request could not be counted',
+        );
+      });
+    }
   };
 }
 
-function queryClientId(ctx: Context): string | undefined {
-  const value = ctx.query.client_id;
-  return typeof value === 'string' && value ? value : undefined;
+function endpointOf(ctx: Context): Endpoint | undefined {
+  if (ctx.method === 'POST') return postEndpoints.get(ctx.path);
+  if ((ctx.method === 'GET' || ctx.method === 'HEAD') && ctx.path === oauthRoutes.authorization) {
+    return 'authorize';
+  }
+  return undefined;
+}
+
+/** HTTP Basic first (as the engine reads it), else the query (authorize) or the form body. */
+async function presentedCredentials(ctx: Context, endpoint: Endpoint): Promise<Credentials> {
+  const basic = parseBasicCredentials(ctx.get('authorization'));
+  if (basic) return basic;
+  if (endpoint === 'authorize') return { clientId: singleValue(ctx.query.client_id) };
+  const form = await formBody(ctx);
+  if (!form) return {};
+  const clientId = singleValue(form.getAll('client_id'));
+  // Introspection authenticates with Basic only; the engine's token and revocation take the body too.
+  const secret = endpoint === 'introspect' ? undefined : singleValue(form.getAll('client_secret'));
+  return { clientId, secret };
 }
 
 /**
- * Reads client_id from a urlencoded body and puts the bytes back into the request stream, so the
- * engine parses the body exactly as it would have (no "already parsed body" fallback).
+ * Whether the request proves it comes from the client: its secret (token, introspect, revoke), or
+ * a redirect_uri registered for it (authorize: the engine will redirect there, a request anybody can
+ * make but not with a made-up redirect_uri).
  */
-async function bodyClientId(ctx: Context): Promise<string | undefined> {
-  const length = Number(ctx.get('content-length'));
-  if (
-    !ctx.is('application/x-www-form-urlencoded') ||
-    !Number.isInteger(length) ||
-    length <= 0 ||
-    length > bodyLimit
-  ) {
-    return undefined;
+async function provesClient(
+  ctx: Context,
+  endpoint: Endpoint,
+  client: Client,
+  secret: string | undefined,
+): Promise<boolean> {
+  if (endpoint === 'authorize') {
+    const redirectUri = singleValue(ctx.query.redirect_uri);
+    return redirectUri !== undefined && client.redirectUriAllowed(redirectUri);
   }
-  const body = await peekBody(ctx.req, length);
-  if (!body) return undefined;
-  const value = new URLSearchParams(body.toString('utf8')).getAll('client_id');
-  return value.length === 1 && value[0] ? value[0] : undefined;
+  return secretAuthenticates(client, secret);
 }
 
-async function peekBody(request: IncomingMessage, length: number): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = [];
-  let received = 0;
-  for await (const chunk of request.iterator({ destroyOnReturn: false })) {
-    chunks.push(chunk as Buffer);
-    received += (chunk as Buffer).length;
-    if (received >= length) break;
+function unprovenKey(client: Client | undefined, ip: string): string {
+  return JSON.stringify([client?.clientId ?? null, ip]);
+}
+
+function singleValue(value: string | string[] | undefined): string | undefined {
+  const single = Array.isArray(value) ? (value.length === 1 ? value[0] : undefined) : value;
+  return single ? single : undefined;
+}
+
+/**
+ * The urlencoded body, read and put back into the request stream so the engine parses the body exactly
+ * as it would have (no "already parsed body" fallback). Undefined for another type or a body above
+ * the engine's limit (it refuses those itself).
+ */
+async function formBody(ctx: Context): Promise<URLSearchParams | undefined> {
+  if (!ctx.is('application/x-www-form-urlencoded')) return undefined;
+  const declared = ctx.request.length;
+  if (declared !== undefined && (declared === 0 || declared > bodyLimit)) return undefined;
+  const body = await peekRequestBody(ctx.req, bodyLimit);
+  return body ? new URLSearchParams(body.toString('utf8')) : undefined;
+}
+
+/** A client_id longer than the spec allows or outside RFC 6749's characters names no client. */
+function refuseClientId(ctx: Context, endpoint: Endpoint, issuer: string): void {
+  const description = 'client_id is not a valid client identifier';
+  ctx.set('Cache-Control', 'no-store');
+  if (endpoint === 'authorize') {
+    renderPage(ctx, 'error', { error: 'invalid_client', description }, 400);
+    return;
   }
-  const body = Buffer.concat(chunks);
-  // A body cut short ended the stream; the engine then reports the size mismatch itself.
-  if (!request.readableEnded) request.unshift(body);
-  return received === length ? body : undefined;
+  if (ctx.get('authorization')) ctx.set('WWW-Authenticate', `Basic realm="${issuer}"`);
+  ctx.status = 401;
+  ctx.body = { error: 'invalid_client', error_description: description };
+}
+
+function answerTooManyRequests(
+  ctx: Context,
+  endpoint: Endpoint,
+  error: RateLimitExceeded,
+  who: string,
+): void {
+  const description = `too many requests for ${who}; retry after ${error.retryAfterSeconds} seconds`;
+  ctx.set('Retry-After', String(error.retryAfterSeconds));
+  ctx.set('Cache-Control', 'no-store');
+  if (endpoint === 'authorize') {
+    renderPage(ctx, 'error', { error: 'temporarily_unavailable', description }, 429);
+  } else {
+    ctx.status = 429;
+    ctx.body = { error: 'temporarily_unavailable', error_description: description };
+  }
 }

@@ -191,6 +191,7 @@ export function createOidcProvider(dependencies: OidcProviderDependencies): {
 
   const provider = new Provider(config.issuer, configuration);
   provider.proxy = config.trustProxy;
+  provider.maxIpsCount = config.trustedProxyHops;
   installClientSecretHashing(provider);
   const stopClientCache = installClientCache(provider, db, logger);
   provider.on('server_error', (ctx: KoaContextWithOIDC, error: Error) => {

@@ -58,6 +58,41 @@ describe('rate limits on the shared database store', () => {
     await Promise.all(nodes.map((node) => node.close()));
   });
 
+  it('counts a key of any length: what a request puts into a key never exceeds the key column', async () => {
+    // An identifier of the maximum length beside an IP, a header of any size: all must count, none fail.
+    const rule = { name: 'test-long-keys', points: 2, durationSeconds: 60 };
+    const limits = new RateLimits(database.db);
+    const long = `203.0.113.7:${'a'.repeat(5000)}@example.com`;
+    await limits.consume(rule, long);
+    await limits.consume(rule, long);
+    await expect(limits.consume(rule, long)).rejects.toBeInstanceOf(RateLimitExceeded);
+    // A key that differs only at its end is another counter.
+    await expect(limits.consume(rule, `${long}.`)).resolves.toBeUndefined();
+    const keys = await database.db('rate_limits').where('key', 'like', 'test-long-keys:%').pluck('key');
+    expect(keys).toHaveLength(2);
+    expect(keys.every((key: string) => key.length <= 64)).toBe(true);
+    await limits.reset(rule, long);
+    await expect(limits.consume(rule, long)).resolves.toBeUndefined();
+    await limits.close();
+  });
+
+  it('check refuses once the budget is spent, without counting; count adds without refusing', async () => {
+    const rule = { name: 'test-check-count', points: 2, durationSeconds: 60 };
+    const limits = new RateLimits(database.db);
+    await expect(limits.check(rule, 'k')).resolves.toBeUndefined();
+    await limits.count(rule, 'k');
+    await expect(limits.check(rule, 'k')).resolves.toBeUndefined();
+    await limits.count(rule, 'k');
+    await limits.count(rule, 'k');
+    const refused = await limits.check(rule, 'k').catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(RateLimitExceeded);
+    expect((refused as RateLimitExceeded).retryAfterSeconds).toBeLessThanOrEqual(60);
+    // The checks counted nothing: three counts, three points.
+    const [counter] = await database.db('rate_limits').where('key', 'like', 'test-check-count:%');
+    expect(counter.points).toBe(3);
+    await limits.close();
+  });
+
   it('starts a new window when the old one has passed', async () => {
     const rule = { name: 'test-window', points: 1, durationSeconds: 1 };
     const limits = new RateLimits(database.db);
@@ -65,7 +100,7 @@ describe('rate limits on the shared database store', () => {
     await expect(limits.consume(rule, 'k')).rejects.toBeInstanceOf(RateLimitExceeded);
     await database
       .db('rate_limits')
-      .where({ key: 'test-window:k' })
+      .where('key', 'like', 'test-window:%')
       .update({ expire: Date.now() - 1 });
     await expect(limits.consume(rule, 'k')).resolves.toBeUndefined();
     await limits.close();

@@ -29,6 +29,20 @@ describe('configuration from the environment', () => {
     expect(() => loadConfig(environment)).toThrow(new RegExp(`^Invalid configuration: ${variable} `));
   });
 
+  it('TRUST_PROXY: true trusts one proxy, a number that many; false or unset none', () => {
+    const hops = (value?: string) => {
+      const config = loadConfig(value === undefined ? {} : { TRUST_PROXY: value });
+      return [config.trustProxy, config.trustedProxyHops];
+    };
+    expect(hops()).toEqual([false, 0]);
+    expect(hops('false')).toEqual([false, 0]);
+    expect(hops('0')).toEqual([false, 0]);
+    expect(hops('true')).toEqual([true, 1]);
+    expect(hops('1')).toEqual([true, 1]);
+    expect(hops('2')).toEqual([true, 2]);
+    expect(() => loadConfig({ TRUST_PROXY: '-1' })).toThrow(/^Invalid configuration: TRUST_PROXY /);
+  });
+
   it('refuses production without keys, naming the variable', () => {
     expect(() => loadConfig({ NODE_ENV: 'production', ISSUER: 'https://id.example.com' })).toThrow(
       /OIDC_PRIVATE_KEY/,

@@ -5,7 +5,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import type { DatabaseHandle } from '../../src/db/database.js';
 import { generateRsaPrivateKeyPem, type Secrets } from '../../src/keys/development-secrets.js';
 import type { Transport } from '../../src/identity/transports/transport.js';
-import { createLogger } from '../../src/logger.js';
+import { createLogger, type Logger } from '../../src/logger.js';
 import { createIdentityService, type IdentityService } from '../../src/service.js';
 import { createTestDatabase } from './database.js';
 
@@ -40,6 +40,8 @@ export interface TestServiceOptions {
   transports?: Transport[];
   /** Listen on this port (e.g. to restart a service at the same issuer); default: any free port. */
   port?: number;
+  /** Instead of a pino logger at LOG_LEVEL (e.g. one writing to a stream the test reads). */
+  logger?: Logger;
 }
 
 /** The service on a real HTTP port of 127.0.0.1, with its own database (a copy of the migrated one). */
@@ -65,7 +67,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   const service = await createIdentityService({
     config,
     database,
-    logger: createLogger(config.logLevel),
+    logger: options.logger ?? createLogger(config.logLevel),
     clock: options.clock ?? systemClock,
     secrets: { ...testSecrets(), ...options.secrets },
     ...(options.transports ? { transports: options.transports } : {}),
