@@ -49,3 +49,11 @@ export const tooManyRequests = (retryAfterSeconds: number, message?: string) =>
     { retryAfterSeconds },
     { 'Retry-After': String(retryAfterSeconds) },
   );
+export const serviceUnavailable = (retryAfterSeconds: number) =>
+  new ApiError(
+    503,
+    'service_unavailable',
+    `The service is briefly unavailable. Try again in ${retryAfterSeconds} seconds.`,
+    undefined,
+    { 'Retry-After': String(retryAfterSeconds) },
+  );
