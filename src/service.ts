@@ -12,6 +12,7 @@ import { assetRoutes } from './http/assets.js';
 import { errorPageAnswer, jsonErrorAnswer, uncaughtErrors } from './http/error-handler.js';
 import { jsonNotFound } from './http/json-api.js';
 import { RateLimits } from './http/rate-limit.js';
+import { securityHeaders } from './http/security-headers.js';
 import { authFlowRoutes } from './identity/api/auth-flow-routes.js';
 import { authMethodRoutes } from './identity/api/auth-method-routes.js';
 import { authSessionRoutes } from './identity/api/auth-session-routes.js';
@@ -237,6 +238,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
   app.silent = true;
   app.on('error', (error) => logger.error({ err: error }, 'unhandled request error'));
 
+  app.use(securityHeaders({ https: new URL(config.issuer).protocol === 'https:' }));
   // An error no router answered: in its endpoint's shape (503 + Retry-After when the database is away).
   const errorAnswers = {
     api: jsonErrorAnswer(logger),

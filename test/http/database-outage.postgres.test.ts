@@ -46,6 +46,7 @@ function request(path: string | URL, init: RequestInit = {}): Promise<Response> 
 async function expectOAuthUnavailable(response: Response): Promise<void> {
   expect(response.status).toBe(503);
   expect(response.headers.get('retry-after')).toMatch(/^\d+$/);
+  expect(response.headers.get('x-content-type-options')).toBe('nosniff');
   expect(response.headers.get('content-type')).toContain('application/json');
   expect(await response.json()).toEqual({
     error: 'temporarily_unavailable',
@@ -56,12 +57,14 @@ async function expectOAuthUnavailable(response: Response): Promise<void> {
 async function expectApiUnavailable(response: Response): Promise<void> {
   expect(response.status).toBe(503);
   expect(response.headers.get('retry-after')).toMatch(/^\d+$/);
+  expect(response.headers.get('x-content-type-options')).toBe('nosniff');
   expect(await response.json()).toEqual({ error: 'service_unavailable', message: expect.any(String) });
 }
 
 async function expectPageUnavailable(response: Response): Promise<void> {
   expect(response.status).toBe(503);
   expect(response.headers.get('retry-after')).toMatch(/^\d+$/);
+  expect(response.headers.get('x-content-type-options')).toBe('nosniff');
   expect(response.headers.get('content-type')).toContain('text/html');
   expect(await response.text()).toContain('data-testid="error-code"');
 }
