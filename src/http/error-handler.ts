@@ -2,7 +2,7 @@ import type { Context, Middleware } from 'koa';
 import { z } from 'zod';
 import { databaseRetryAfterSeconds, isDatabaseUnavailable } from '../db/database-unavailable.js';
 import type { Logger } from '../logger.js';
-import { ApiError, serviceUnavailable } from './api-error.js';
+import { ApiError, payloadTooLarge, serviceUnavailable } from './api-error.js';
 import { renderPage } from './pages.js';
 
 /** How an endpoint answers an error: our JSON body, RFC 6749 JSON (oidc/oauth-error.ts) or a page. */
@@ -84,11 +84,9 @@ export function toApiError(caught: unknown): ApiError {
   const { status, expose } = (caught ?? {}) as { status?: unknown; expose?: unknown };
   // Errors thrown by koa / body parsers (malformed JSON, body too large, wrong content type).
   if (typeof status === 'number' && status >= 400 && status < 500 && expose) {
-    return new ApiError(
-      status,
-      status === 413 ? 'payload_too_large' : 'invalid_request',
-      (caught as Error).message,
-    );
+    return status === 413
+      ? payloadTooLarge()
+      : new ApiError(status, 'invalid_request', (caught as Error).message);
   }
   return new ApiError(500, 'internal_error', 'Something went wrong on our side.');
 }

@@ -70,9 +70,9 @@ function toOAuthError(caught: unknown): OAuthError {
   if (caught instanceof OAuthError) return caught;
   if (isDatabaseUnavailable(caught)) return temporarilyUnavailable();
   const { status, expose } = (caught ?? {}) as { status?: unknown; expose?: unknown };
-  // Body parser errors: malformed or oversized bodies.
+  // Body parser errors: malformed or oversized bodies (413, still RFC 6749's invalid_request).
   if (typeof status === 'number' && status >= 400 && status < 500 && expose) {
-    return new OAuthError(400, 'invalid_request', (caught as Error).message);
+    return new OAuthError(status === 413 ? 413 : 400, 'invalid_request', (caught as Error).message);
   }
   return new OAuthError(500, 'server_error', 'unexpected error');
 }
