@@ -38,6 +38,8 @@ export const environmentSchema = z.object({
   /** PostgreSQL connection string; unset = embedded PGlite in DATA_DIR. */
   DATABASE_URL: z.preprocess(emptyAsUndefined, z.url({ protocol: /^postgres(ql)?$/ }).optional()),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  /** Longest wait (ms) for a PostgreSQL connection, a new or a pooled one; then the request answers 503. */
+  DATABASE_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(5_000),
   DATA_DIR: z.string().min(1).default('./.data'),
   /** Processes serving HTTP on one machine (node:cluster); more than 1 needs DATABASE_URL. */
   HTTP_WORKERS: z.coerce.number().int().min(1).max(64).default(1),
@@ -117,6 +119,7 @@ export interface Config {
   issuer: string;
   databaseUrl: string | undefined;
   databasePoolMax: number;
+  databaseTimeoutMs: number;
   httpWorkers: number;
   dataDir: string;
   oidcPrivateKey: string | undefined;
@@ -192,6 +195,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     issuer,
     databaseUrl: environment.DATABASE_URL,
     databasePoolMax: environment.DATABASE_POOL_MAX,
+    databaseTimeoutMs: environment.DATABASE_TIMEOUT_MS,
     httpWorkers: environment.HTTP_WORKERS,
     dataDir: path.resolve(environment.DATA_DIR),
     oidcPrivateKey: environment.OIDC_PRIVATE_KEY,

@@ -32,6 +32,8 @@ export async function runService(config: Config, logger: Logger, workerIndex?: n
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     poolMax: config.databasePoolMax,
+    timeoutMs: config.databaseTimeoutMs,
+    logger,
     pgliteDataDir: `${config.dataDir}/pgdata`,
   });
   const applied = await migrateToLatest(database.db);

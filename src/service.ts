@@ -9,8 +9,10 @@ import { createEventBus } from './events/create-event-bus.js';
 import type { EventBus } from './events/event-bus.js';
 import { startEventRuntime, type EventRuntime } from './events/event-runtime.js';
 import { assetRoutes } from './http/assets.js';
+import { errorPageAnswer, jsonErrorAnswer, uncaughtErrors } from './http/error-handler.js';
 import { jsonNotFound } from './http/json-api.js';
 import { RateLimits } from './http/rate-limit.js';
+import { securityHeaders } from './http/security-headers.js';
 import { authFlowRoutes } from './identity/api/auth-flow-routes.js';
 import { authMethodRoutes } from './identity/api/auth-method-routes.js';
 import { authSessionRoutes } from './identity/api/auth-session-routes.js';
@@ -66,6 +68,7 @@ import { singleLogoutPageRoutes } from './oidc/logout-pages.js';
 import { createOidcProvider, oauthRoutes } from './oidc/provider.js';
 import { clientRateLimiting } from './oidc/client-rate-limits.js';
 import { engineAnswerCorrections } from './oidc/engine-answer-corrections.js';
+import { oauthErrorAnswer } from './oidc/oauth-error.js';
 import { platformEvents, platformProducer, type PlatformEvents } from './platform/events/platform-events.js';
 import { createPlatform, type Platform } from './platform/platform.js';
 import type { TokenVerification } from './tokens/principal.js';
@@ -74,6 +77,17 @@ const engineOnlyPaths = new Set<string>([
   oauthRoutes.authorization,
   oauthRoutes.token,
   oauthRoutes.revocation,
+]);
+
+/** Where errors are JSON: our APIs ({ error, message }) and the OAuth endpoints called by programs. */
+const jsonApiPrefixes = ['/api/', '/oauth/clients/', '/oauth/consents/'];
+const oauthJsonPaths = new Set<string>([
+  oauthRoutes.token,
+  oauthRoutes.introspection,
+  oauthRoutes.revocation,
+  oauthRoutes.userinfo,
+  oauthRoutes.jwks,
+  '/.well-known/openid-configuration',
 ]);
 
 export interface IdentityServiceOptions {
@@ -136,6 +150,8 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     (await openDatabase({
       databaseUrl: config.databaseUrl,
       poolMax: config.databasePoolMax,
+      timeoutMs: config.databaseTimeoutMs,
+      logger,
       pgliteDataDir: `${config.dataDir}/pgdata`,
     }));
   const ownsDatabase = options.database === undefined;
@@ -224,10 +240,26 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
   app.silent = true;
   app.on('error', (error) => logger.error({ err: error }, 'unhandled request error'));
 
+  app.use(securityHeaders({ https: new URL(config.issuer).protocol === 'https:' }));
+  // An error no router answered: in its endpoint's shape (503 + Retry-After when the database is away).
+  const errorAnswers = {
+    api: jsonErrorAnswer(logger),
+    oauth: oauthErrorAnswer(logger),
+    page: errorPageAnswer(logger),
+  };
+  app.use(
+    uncaughtErrors((ctx) =>
+      jsonApiPrefixes.some((prefix) => ctx.path.startsWith(prefix))
+        ? errorAnswers.api
+        : oauthJsonPaths.has(ctx.path)
+          ? errorAnswers.oauth
+          : errorAnswers.page,
+    ),
+  );
   // Before anything else of the OAuth endpoints (our own introspection included).
   app.use(clientRateLimiting({ rateLimits, provider, logger, clock }));
   // The engine last: everything our routes do not answer (authorize, token, revocation, discovery...).
-  const engine = compose([engineAnswerCorrections(), ...provider.middleware]);
+  const engine = compose([engineAnswerCorrections(provider), ...provider.middleware]);
   // Paths only the engine serves skip our routers (none of them matches these).
   app.use((ctx, next) => (engineOnlyPaths.has(ctx.path) ? engine(ctx) : next()));
   const routers: Router[] = [

@@ -4,6 +4,7 @@ import { PGlite } from '@electric-sql/pglite';
 import knex, { type Knex } from 'knex';
 import ClientPGLite from 'knex-pglite';
 import pg from 'pg';
+import type { Logger } from '../logger.js';
 
 /** The query builder every repository receives; inside a transaction, pass the `Knex.Transaction`. */
 export type Database = Knex;
@@ -20,10 +21,22 @@ export interface DatabaseHandle {
 // int8 (count(*), bigint ids) as number: our counters never exceed 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
+/**
+ * The longest a query waits for a PostgreSQL connection, a new one (TCP, TLS, authentication) or a
+ * pooled one, so a request never hangs on a database that is away: it fails within this and answers
+ * 503 (database-unavailable.ts). Without it pg waits for a connection forever and knex for a pooled
+ * one 60 s.
+ */
+export const defaultDatabaseTimeoutMs = 5_000;
+
 export interface OpenDatabaseOptions {
   /** PostgreSQL connection string; when absent, PGlite is used. */
   databaseUrl?: string | undefined;
   poolMax?: number;
+  /** See defaultDatabaseTimeoutMs. */
+  timeoutMs?: number;
+  /** Where knex's warnings go (a dropped pooled connection, ...); default the console. */
+  logger?: Logger;
   /** Directory of the embedded database; absent = in memory (tests). */
   pgliteDataDir?: string | undefined;
   /** An already-open PGlite instance (tests load a migrated snapshot into one). */
@@ -54,10 +67,22 @@ class PGliteClient extends (ClientPGLite as unknown as new (config: unknown) => 
 
 export async function openDatabase(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
   if (options.databaseUrl) {
+    const timeoutMs = options.timeoutMs ?? defaultDatabaseTimeoutMs;
     const db = knex({
       client: 'pg',
-      connection: { connectionString: options.databaseUrl, application_name: 'identity-service' },
+      connection: {
+        connectionString: options.databaseUrl,
+        application_name: 'identity-service',
+        connectionTimeoutMillis: timeoutMs,
+        // A peer gone without a word (host down, network cut) is noticed on idle connections too.
+        keepAlive: true,
+        keepAliveInitialDelayMillis: 10_000,
+      },
+      // A connection the server closed (restart, failover) is known as such from pg's 'error' or
+      // 'end' event; the pool drops it at the next acquire and opens a new one.
       pool: { min: 0, max: options.poolMax ?? 10 },
+      acquireConnectionTimeout: timeoutMs,
+      ...(options.logger ? { log: knexLog(options.logger) } : {}),
     });
     await db.raw('select 1');
     return { db, kind: 'postgres', close: () => db.destroy() };
@@ -74,4 +99,14 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   await db.raw('select 1');
   // knex-pglite closes the PGlite instance when its single connection is destroyed.
   return { db, kind: 'pglite', close: () => db.destroy() };
+}
+
+function knexLog(logger: Logger): Knex.Config['log'] {
+  return {
+    warn: (message: unknown) => logger.warn({ knex: message }, 'database warning'),
+    error: (message: unknown) => logger.error({ knex: message }, 'database error'),
+    deprecate: (method: string, alternative: string) =>
+      logger.warn({ method, alternative }, 'knex deprecation'),
+    debug: () => {},
+  };
 }

@@ -42,10 +42,8 @@ export async function startEventRuntime<Catalog extends EventCatalog>(
   const onPostgres = options.databaseKind === 'postgres';
   const relays = options.relayEvents ?? true;
   // On PostgreSQL the relay has a connection of its own: a pool busy with requests must not delay it.
-  const relayDb =
-    onPostgres && relays
-      ? knex({ client: 'pg', connection: db.client.config.connection, pool: { min: 0, max: 1 } })
-      : db;
+  // Same settings otherwise (its bounds on waiting for the database, its logger).
+  const relayDb = onPostgres && relays ? knex({ ...db.client.config, pool: { min: 0, max: 1 } }) : db;
   const relay = new OutboxRelay({ db: relayDb, bus, logger, clock });
   const outbox = new Outbox({
     db,

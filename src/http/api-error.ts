@@ -39,6 +39,7 @@ export const unauthorized = (message = 'Authentication is required.', code = 'un
 export const forbidden = (message = 'You are not allowed to do this.') =>
   new ApiError(403, 'forbidden', message);
 export const notFound = (message = 'Not found.') => new ApiError(404, 'not_found', message);
+export const payloadTooLarge = () => new ApiError(413, 'payload_too_large', 'The request body is too large.');
 export const conflict = (message: string, details?: unknown) =>
   new ApiError(409, 'conflict', message, details);
 export const tooManyRequests = (retryAfterSeconds: number, message?: string) =>
@@ -47,5 +48,13 @@ export const tooManyRequests = (retryAfterSeconds: number, message?: string) =>
     'too_many_requests',
     message ?? `Too many requests. Try again in ${retryAfterSeconds} seconds.`,
     { retryAfterSeconds },
+    { 'Retry-After': String(retryAfterSeconds) },
+  );
+export const serviceUnavailable = (retryAfterSeconds: number) =>
+  new ApiError(
+    503,
+    'service_unavailable',
+    `The service is briefly unavailable. Try again in ${retryAfterSeconds} seconds.`,
+    undefined,
     { 'Retry-After': String(retryAfterSeconds) },
   );

@@ -20,7 +20,6 @@ export function assetRoutes(): Router {
     if (!file) return;
     ctx.type = contentTypes[path.extname(ctx.params.file!)]!;
     ctx.set('Cache-Control', 'public, max-age=3600');
-    ctx.set('X-Content-Type-Options', 'nosniff');
     ctx.body = file;
   });
   return router;

@@ -4,9 +4,12 @@ import type { Logger } from '../logger.js';
 import { ApiError } from './api-error.js';
 import { jsonErrors } from './error-handler.js';
 
+const jsonBodyLimitKb = 64;
+
 /**
  * A router for one of our JSON APIs (/api/v2/identity, /api/v2/platform, ...): errors in the one JSON
- * error body, JSON request bodies (64 kB at most), an unknown path under the prefix answers 404 JSON.
+ * error body, JSON request bodies (64 kB at most: more is 413), an unknown path under the prefix
+ * answers 404 JSON.
  */
 export function jsonApiRouter(prefix: string, logger: Logger): Router {
   const router = new Router({ prefix });
@@ -14,8 +17,15 @@ export function jsonApiRouter(prefix: string, logger: Logger): Router {
   router.use(
     bodyParser({
       enableTypes: ['json'],
-      jsonLimit: '64kb',
+      jsonLimit: `${jsonBodyLimitKb}kb`,
       onError: (error) => {
+        if ((error as { status?: unknown }).status === 413) {
+          throw new ApiError(
+            413,
+            'payload_too_large',
+            `The request body is larger than ${jsonBodyLimitKb} kB.`,
+          );
+        }
         throw new ApiError(400, 'invalid_json', `The request body is not valid JSON: ${error.message}`);
       },
     }),

@@ -1,18 +1,47 @@
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
+import type { KoaContextWithOIDC, Provider } from 'oidc-provider';
+import { isDatabaseUnavailable } from '../db/database-unavailable.js';
+import { payloadTooLarge } from '../http/api-error.js';
+import { renderErrorPage } from '../http/error-handler.js';
+import { OAuthError, temporarilyUnavailable, writeOAuthError } from './oauth-error.js';
 import { oauthRoutes } from './provider.js';
 
 /**
- * Two answers of the engine differ from what RFC 6749 and the spec ask; this corrects them on the way
- * out (the engine has no option for either):
+ * Answers of the engine that differ from what RFC 6749 and the spec ask; this corrects them on the way
+ * out (the engine has no option for any of them):
  *
  * - token: a grant type the client may not use is `unauthorized_client` (RFC 6749 §5.2), not
  *   `invalid_request`;
  * - revoke: an access token (a JWT) "cannot be revoked directly; always answers 200" (spec), where the
- *   engine answers `unsupported_token_type`. Client authentication has already succeeded by then.
+ *   engine answers `unsupported_token_type`. Client authentication has already succeeded by then;
+ * - a request body over the engine's limit (56 KiB, lib/shared/selective_body.js) is, for the
+ *   engine, a body it failed to parse: 400. It is 413 here, refused before the engine reads it (by
+ *   its Content-Length; a chunked body that long still gets the engine's 400);
+ * - the database being away is, for the engine, an error like any other: a 500 `server_error`. Its
+ *   JSON answers become 503 `temporarily_unavailable` with Retry-After, like ours. The engine only
+ *   tells which error it was through its 'server_error' event, so the requests whose error was the
+ *   database's are noted there. (Its HTML answers go through renderError, which sees the error.)
  */
-export function engineAnswerCorrections(): Middleware {
+const engineBodyLimit = 56 * 1024;
+
+export function engineAnswerCorrections(provider: Provider): Middleware {
+  const lostDatabase = new WeakSet<Context>();
+  provider.on('server_error', (ctx: KoaContextWithOIDC, error: unknown) => {
+    if (isDatabaseUnavailable(error)) lostDatabase.add(ctx as unknown as Context);
+  });
+
   return async function correctEngineAnswers(ctx, next) {
+    if ((ctx.request.length ?? 0) > engineBodyLimit) {
+      // The engine's own choice between its JSON and its HTML answers.
+      if (ctx.accepts('json', 'html') === 'html') renderErrorPage(ctx, payloadTooLarge());
+      else writeOAuthError(ctx, new OAuthError(413, 'invalid_request', 'the request body is too large'));
+      return;
+    }
     await next();
+    if (ctx.status === 500 && lostDatabase.has(ctx) && ctx.response.is('json')) {
+      writeOAuthError(ctx, temporarilyUnavailable());
+      return;
+    }
     if (ctx.status !== 400 || ctx.method !== 'POST') return;
     const body = ctx.body as { error?: string; error_description?: string } | undefined;
     if (

@@ -1,4 +1,6 @@
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
+import { databaseRetryAfterSeconds, isDatabaseUnavailable } from '../db/database-unavailable.js';
+import { logFailure, type ErrorAnswer } from '../http/error-handler.js';
 import type { Logger } from '../logger.js';
 
 /**
@@ -18,19 +20,42 @@ export class OAuthError extends Error {
   }
 }
 
+/**
+ * The database is away: RFC 6749's `temporarily_unavailable` (its code for a server that can't take
+ * the request now) with 503 and Retry-After.
+ */
+export const temporarilyUnavailable = () =>
+  new OAuthError(
+    503,
+    'temporarily_unavailable',
+    `the service is briefly unavailable; retry after ${databaseRetryAfterSeconds} seconds`,
+    { 'Retry-After': String(databaseRetryAfterSeconds) },
+  );
+
 export function oauthErrors(logger: Logger): Middleware {
+  const answer = oauthErrorAnswer(logger);
   return async function oauthErrorHandler(ctx, next) {
     try {
       await next();
     } catch (caught) {
-      const error = toOAuthError(caught);
-      if (error.status >= 500) logger.error({ err: caught, path: ctx.path }, 'oauth request failed');
-      ctx.status = error.status;
-      for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
-      ctx.set('Cache-Control', 'no-store');
-      ctx.body = { error: error.error, error_description: error.description };
+      answer(ctx, caught);
     }
   };
+}
+
+export function oauthErrorAnswer(logger: Logger): ErrorAnswer {
+  return (ctx, caught) => {
+    const error = toOAuthError(caught);
+    logFailure(logger, ctx, caught, error.status);
+    writeOAuthError(ctx, error);
+  };
+}
+
+export function writeOAuthError(ctx: Context, error: OAuthError): void {
+  ctx.status = error.status;
+  for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
+  ctx.set('Cache-Control', 'no-store');
+  ctx.body = { error: error.error, error_description: error.description };
 }
 
 /** RFC 6750 §3: the WWW-Authenticate challenge of a bearer-protected resource. */
@@ -43,10 +68,11 @@ export function bearerChallenge(realm: string, error?: string, description?: str
 
 function toOAuthError(caught: unknown): OAuthError {
   if (caught instanceof OAuthError) return caught;
-  const { status, expose } = caught as { status?: unknown; expose?: unknown };
-  // Body parser errors: malformed or oversized bodies.
+  if (isDatabaseUnavailable(caught)) return temporarilyUnavailable();
+  const { status, expose } = (caught ?? {}) as { status?: unknown; expose?: unknown };
+  // Body parser errors: malformed or oversized bodies (413, still RFC 6749's invalid_request).
   if (typeof status === 'number' && status >= 400 && status < 500 && expose) {
-    return new OAuthError(400, 'invalid_request', (caught as Error).message);
+    return new OAuthError(status === 413 ? 413 : 400, 'invalid_request', (caught as Error).message);
   }
   return new OAuthError(500, 'server_error', 'unexpected error');
 }

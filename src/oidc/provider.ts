@@ -4,6 +4,9 @@ import { takeAccount } from '../../adapters/oidc/request-prefetch.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
+import { databaseRetryAfterSeconds, isDatabaseUnavailable } from '../db/database-unavailable.js';
+import { serviceUnavailable } from '../http/api-error.js';
+import { renderErrorPage } from '../http/error-handler.js';
 import { renderPage } from '../http/pages.js';
 import { loadUserAccess } from '../identity/access/user-access.js';
 import type { SigningKey } from '../keys/signing-keys.js';
@@ -183,7 +186,13 @@ export function createOidcProvider(dependencies: OidcProviderDependencies): {
       return client.redirectUris?.some((uri) => URL.parse(uri)?.origin === origin) ?? false;
     },
     async renderError(ctx, out, error) {
-      const status = (error as { statusCode?: number }).statusCode ?? 400;
+      // The database is away: 503 with Retry-After, as every endpoint answers (logged as server_error).
+      if (isDatabaseUnavailable(error)) {
+        return renderErrorPage(ctx as never, serviceUnavailable(databaseRetryAfterSeconds));
+      }
+      // An error of the engine carries its status; anything else is a bug of ours (server_error).
+      const status =
+        (error as { statusCode?: number }).statusCode ?? (out.error === 'server_error' ? 500 : 400);
       if (status >= 500) logger.error({ err: error, path: ctx.path }, 'oidc request failed');
       renderPage(ctx as never, 'error', { error: out.error, description: out.error_description }, status);
     },
@@ -195,7 +204,11 @@ export function createOidcProvider(dependencies: OidcProviderDependencies): {
   installClientSecretHashing(provider);
   const stopClientCache = installClientCache(provider, db, logger);
   provider.on('server_error', (ctx: KoaContextWithOIDC, error: Error) => {
-    logger.error({ err: error, path: ctx.path }, 'oidc server error');
+    if (isDatabaseUnavailable(error)) {
+      logger.warn({ err: error, path: ctx.path }, 'database unavailable; answered 503');
+    } else {
+      logger.error({ err: error, path: ctx.path }, 'oidc server error');
+    }
   });
   return { provider, close: stopClientCache };
 }

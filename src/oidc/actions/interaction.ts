@@ -7,7 +7,7 @@ import type { Clock } from '../../clock.js';
 import { sha256 } from '../../crypto/digest.js';
 import type { Database } from '../../db/database.js';
 import { ApiError } from '../../http/api-error.js';
-import { toApiError } from '../../http/error-handler.js';
+import { logFailure, renderErrorPage, toApiError } from '../../http/error-handler.js';
 import { renderPage } from '../../http/pages.js';
 import { RateLimitExceeded, type RateLimits } from '../../http/rate-limit.js';
 import { requestInfo } from '../../http/request-info.js';
@@ -63,8 +63,8 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
         return;
       }
       const error = toApiError(caught);
-      if (error.status >= 500) logger.error({ err: caught, path: ctx.path }, 'interaction failed');
-      renderPage(ctx, 'error', { error: error.code, description: error.message }, error.status);
+      logFailure(logger, ctx, caught, error.status);
+      renderErrorPage(ctx, error);
     }
   });
 

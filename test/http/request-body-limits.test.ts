@@ -1,0 +1,82 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServiceClient } from '../support/fixtures.js';
+import { startTestService, type TestService } from '../support/test-service.js';
+
+let service: TestService;
+beforeAll(async () => {
+  service = await startTestService();
+});
+afterAll(() => service?.close());
+
+const oneMegabyteJson = JSON.stringify({ flow: 'login', padding: 'x'.repeat(1024 * 1024) });
+const largeForm = new URLSearchParams({ token: 'x', padding: 'x'.repeat(100 * 1024) }).toString();
+
+function post(path: string, contentType: string, body: string, headers: Record<string, string> = {}) {
+  return fetch(service.url(path), {
+    method: 'POST',
+    headers: { 'content-type': contentType, ...headers },
+    body,
+  });
+}
+
+async function expectApiTooLarge(response: Response): Promise<void> {
+  expect(response.status).toBe(413);
+  expect(await response.json()).toEqual({ error: 'payload_too_large', message: expect.any(String) });
+}
+
+async function expectOAuthTooLarge(response: Response): Promise<void> {
+  expect(response.status).toBe(413);
+  expect(await response.json()).toEqual({
+    error: 'invalid_request',
+    error_description: expect.stringContaining('too large'),
+  });
+}
+
+async function expectPageTooLarge(response: Response): Promise<void> {
+  expect(response.status).toBe(413);
+  expect(response.headers.get('content-type')).toContain('text/html');
+  expect(await response.text()).toContain('payload_too_large');
+}
+
+describe('request bodies over the limit answer 413', () => {
+  it('our JSON APIs: 413 payload_too_large, for every router of them', async () => {
+    await expectApiTooLarge(
+      await post('/api/v2/identity/auth/flow/start', 'application/json', oneMegabyteJson),
+    );
+    await expectApiTooLarge(
+      await post('/api/v2/platform/reference/subjects', 'application/json', oneMegabyteJson),
+    );
+    await expectApiTooLarge(await post('/oauth/clients/register', 'application/json', oneMegabyteJson));
+  });
+
+  it('a JSON body just within the limit is parsed, and malformed JSON stays 400 invalid_json', async () => {
+    const withinLimit = JSON.stringify({ flow: 'login', padding: 'x'.repeat(60 * 1024) });
+    const parsed = await post('/api/v2/identity/auth/flow/start', 'application/json', withinLimit);
+    expect(parsed.status).not.toBe(413);
+    const malformed = await post('/api/v2/identity/auth/flow/start', 'application/json', '{"flow":');
+    expect(malformed.status).toBe(400);
+    expect(((await malformed.json()) as { error: string }).error).toBe('invalid_json');
+  });
+
+  it('the OAuth endpoints (ours and the engine’s): 413 with the RFC 6749 error body', async () => {
+    const { client, clientSecret } = await createServiceClient(service.service.db, [
+      'service:crm.aggregates.read',
+    ]);
+    const basic = {
+      authorization: `Basic ${Buffer.from(`${client.clientId}:${clientSecret}`).toString('base64')}`,
+    };
+    const form = 'application/x-www-form-urlencoded';
+    await expectOAuthTooLarge(await post('/oauth/introspect', form, largeForm, basic));
+    await expectOAuthTooLarge(await post('/oauth/userinfo', form, largeForm));
+    await expectOAuthTooLarge(await post('/oauth/token', form, largeForm, basic));
+    await expectOAuthTooLarge(await post('/oauth/revoke', form, largeForm, basic));
+  });
+
+  it('the pages’ forms: 413 on the error page', async () => {
+    const form = 'application/x-www-form-urlencoded';
+    const html = { accept: 'text/html' };
+    await expectPageTooLarge(await post('/en/reset-password/request', form, largeForm, html));
+    await expectPageTooLarge(await post('/interaction/some-interaction/step', form, largeForm, html));
+    await expectPageTooLarge(await post('/oauth/end_session/confirm', form, largeForm, html));
+  });
+});
