@@ -70,7 +70,7 @@ export class PostgresRateLimitStore {
   readonly #pendingStatements: PendingStatement[] = [];
   #flushScheduled = false;
 
-  constructor(private readonly connectionString: string) {}
+  constructor(private readonly connection: pg.ClientConfig) {}
 
   query(query: pg.QueryConfig): Promise<unknown> {
     return new Promise((resolve, reject) => {
@@ -181,7 +181,7 @@ export class PostgresRateLimitStore {
   /** A connection that breaks, or never opens, is dropped: the next statement opens a new one. */
   #connect(connection: Connection): Promise<pg.Client> {
     const client = new pg.Client({
-      connectionString: this.connectionString,
+      ...this.connection,
       application_name: 'identity-service-rate-limits',
       // Counters must be atomic, not durable: a commit is visible to every node at once either way,
       // and waiting for the WAL flush only adds latency and I/O. A database crash may forget the

@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import { RateLimiterPostgres, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { sha256 } from '../crypto/digest.js';
 import type { Database } from '../db/database.js';
@@ -70,10 +71,11 @@ export class RateLimits {
   readonly #postgresStore: PostgresRateLimitStore | undefined;
 
   constructor(db: Database) {
-    const config = db.client.config as { client?: unknown; connection?: { connectionString?: string } };
-    const connectionString = config.client === 'pg' ? config.connection?.connectionString : undefined;
-    if (connectionString) {
-      this.#postgresStore = new PostgresRateLimitStore(connectionString);
+    const config = db.client.config as { client?: unknown; connection?: pg.ClientConfig };
+    // The store's own connections get the same settings as the pool's (timeouts, keep-alive).
+    const connection = config.client === 'pg' ? config.connection : undefined;
+    if (connection?.connectionString) {
+      this.#postgresStore = new PostgresRateLimitStore(connection);
       this.#store = { storeClient: this.#postgresStore, storeType: 'client' };
     } else {
       this.#store = { storeClient: pgliteStore(db), storeType: 'client' };

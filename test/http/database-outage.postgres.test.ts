@@ -243,6 +243,21 @@ describe('bounded waits', () => {
     expect(after.status).toBe(200);
     expect(ms).toBeLessThan(5_000);
   });
+  it('rate-limited endpoints too: their counters connect with the same bounded wait', async () => {
+    const startFlow = () =>
+      request('/api/v2/identity/auth/flow/start', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ flow: 'login' }),
+      });
+    proxy.stall();
+    const started = Date.now();
+    await expectApiUnavailable(await startFlow());
+    expect(Date.now() - started).toBeLessThan(timeoutMs + 2_000);
+    await proxy.restore();
+    const { response: after } = await untilAvailable(startFlow);
+    expect(after.status).toBe(200);
+  });
 });
 
 describe('PostgreSQL restarted under load', () => {

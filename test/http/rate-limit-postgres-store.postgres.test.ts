@@ -22,7 +22,7 @@ function consume(store: PostgresRateLimitStore, key: string) {
 
 describe("the rate limiter's batching store on PostgreSQL", () => {
   it('a counter the database refuses fails alone: the others of its statement are counted', async () => {
-    const store = new PostgresRateLimitStore(database.url!);
+    const store = new PostgresRateLimitStore({ connectionString: database.url! });
     try {
       const prefix = `isolation-${crypto.randomBytes(4).toString('hex')}`;
       const good = Array.from({ length: 6 }, (_, index) => `${prefix}:${index}`);
@@ -48,7 +48,7 @@ describe("the rate limiter's batching store on PostgreSQL", () => {
   it('a database it cannot reach fails every waiting counter with the driver error itself', async () => {
     const url = new URL(database.url!);
     url.pathname = `/idp_missing_${crypto.randomBytes(4).toString('hex')}`;
-    const store = new PostgresRateLimitStore(url.toString());
+    const store = new PostgresRateLimitStore({ connectionString: url.toString() });
     try {
       const results = await Promise.allSettled(['a', 'b', 'c'].map((key) => consume(store, key)));
       expect(results.every((result) => result.status === 'rejected')).toBe(true);
