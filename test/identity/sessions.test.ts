@@ -1,5 +1,7 @@
+import crypto from 'node:crypto';
 import { decodeJwt } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { sha256 } from '../../src/crypto/digest.js';
 import { grantRole } from '../../src/identity/access/user-access.js';
 import { listAuditEvents } from '../../src/identity/audit/audit-log.js';
 import { cleanUpExpiredSessions } from '../../src/identity/sessions/session-cleanup.js';
@@ -122,6 +124,39 @@ describe('refresh: rotation in one transaction, reuse detection', () => {
     } finally {
       clock.advance(-(30 * 24 * 60 * 60 * 1000 + 1000));
     }
+  });
+
+  it('makes refresh tokens of 256 random bits (not UUIDs), stored only as their SHA-256', async () => {
+    const user = await createTestUser(service.service.db);
+    const login = await client.login(user.email!, user.password);
+    const refreshed = refreshCookieOf(
+      await client.post('/auth/refresh', undefined, { cookie: login.refreshCookie }),
+    )!.split('=')[1]!;
+    for (const value of [login.refreshToken, refreshed]) {
+      // 32 bytes of CSPRNG output in base64url: at least the 128 bits ASVS asks of a session token.
+      expect(value).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(Buffer.from(value, 'base64url')).toHaveLength(32);
+    }
+    const stored = await service.service.db('refresh_tokens').where({ session_id: login.sessionId });
+    expect(stored.map((row) => row.token_hash).sort()).toEqual(
+      [sha256(login.refreshToken), sha256(refreshed)].sort(),
+    );
+    expect(JSON.stringify(stored)).not.toContain(refreshed);
+  });
+
+  it('still rotates a refresh token issued before, when tokens were UUIDs', async () => {
+    const user = await createTestUser(service.service.db);
+    const login = await client.login(user.email!, user.password);
+    const legacy = crypto.randomUUID();
+    await service.service
+      .db('refresh_tokens')
+      .where({ token_hash: sha256(login.refreshToken) })
+      .update({ token_hash: sha256(legacy) });
+    const refreshed = await client.post('/auth/refresh', undefined, {
+      cookie: `service_id_refresh_token=${legacy}`,
+    });
+    expect(refreshed.status).toBe(200);
+    expect(refreshCookieOf(refreshed)).toMatch(/^service_id_refresh_token=[A-Za-z0-9_-]{43}$/);
   });
 
   it('limits refreshes to 30 per minute per IP and user', async () => {
