@@ -106,6 +106,16 @@ export const environmentSchema = z.object({
       .regex(/^([A-Za-z0-9_-]+\.)*$/, 'must be dot-terminated tokens, e.g. "staging."')
       .default(''),
   ),
+  /** Minutes without activity after which a main-auth session ends (default 7 days; session-policy.ts). */
+  SESSION_IDLE_MINUTES: z.preprocess(
+    emptyAsUndefined,
+    z.coerce
+      .number()
+      .int()
+      .min(5)
+      .max(30 * 24 * 60)
+      .default(7 * 24 * 60),
+  ),
 });
 
 export type Environment = z.infer<typeof environmentSchema>;
@@ -135,6 +145,7 @@ export interface Config {
   smsWebhookSecret: string | undefined;
   eventBus: Environment['EVENT_BUS'];
   nats: { url: string; stream: string; subjectPrefix: string };
+  sessions: { idleTimeoutSeconds: number };
 }
 
 /** Variables whose values never appear in an error message. */
@@ -208,6 +219,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       stream: environment.NATS_STREAM,
       subjectPrefix: environment.NATS_SUBJECT_PREFIX,
     },
+    sessions: { idleTimeoutSeconds: environment.SESSION_IDLE_MINUTES * 60 },
   };
 }
 

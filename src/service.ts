@@ -31,6 +31,7 @@ import { builtInAuthMethods } from './identity/auth-methods/built-in-methods.js'
 import { AuthMethodManager } from './identity/auth-methods/manage-auth-methods.js';
 import { SecretBox } from './identity/auth-methods/secret-box.js';
 import type { MainAuthSigning } from './identity/sessions/main-auth-tokens.js';
+import type { SessionPolicy } from './identity/sessions/session-policy.js';
 import { developmentMessagesRoutes } from './identity/api/development-messages-routes.js';
 import { passwordRoutes } from './identity/api/password-routes.js';
 import { verificationRoutes } from './identity/api/verification-routes.js';
@@ -193,6 +194,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     finishers: { registration: createAccountFinisher(authMethods) },
   });
   const signing: MainAuthSigning = { key: mainAuthKey, issuer: config.issuer, audience: config.apiAudience };
+  const sessionPolicy: SessionPolicy = { ...config.sessions };
   await prepareDecoyHash();
 
   const events = await startEventRuntime({
@@ -243,9 +245,23 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     interactionRoutes({ provider, db, clock, flows, rateLimits, apiAudience: config.apiAudience, logger }),
     createIdentityApi({ config, logger }, [
       authFlowRoutes({ db, clock, flows, rateLimits, signing, apiPrefix: identityApiPrefix }),
-      authSessionRoutes({ db, clock, rateLimits, signing, tokenVerification, apiPrefix: identityApiPrefix }),
-      securitySessionRoutes({ db, clock, tokenVerification }),
-      authMethodRoutes({ db, clock, tokenVerification, manager: new AuthMethodManager(db, authMethods) }),
+      authSessionRoutes({
+        db,
+        clock,
+        rateLimits,
+        signing,
+        sessionPolicy,
+        tokenVerification,
+        apiPrefix: identityApiPrefix,
+      }),
+      securitySessionRoutes({ db, clock, sessionPolicy, tokenVerification }),
+      authMethodRoutes({
+        db,
+        clock,
+        sessionPolicy,
+        tokenVerification,
+        manager: new AuthMethodManager(db, authMethods),
+      }),
       savedAccountRoutes({ db, clock }),
       passwordRoutes({ ...passwordDeps, tokenVerification }),
       verificationRoutes({ ...messaging, tokenVerification }),

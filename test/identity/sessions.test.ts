@@ -183,6 +183,69 @@ describe('refresh: rotation in one transaction, reuse detection', () => {
   });
 });
 
+describe('idle timeout', () => {
+  const day = 24 * 60 * 60 * 1000;
+
+  it('ends a session unused for 7 days: its refresh token and its access token are refused', async () => {
+    const user = await createTestUser(service.service.db);
+    const idle = await client.login(user.email!, user.password);
+    clock.advance(7 * day + 1000);
+    try {
+      const refresh = await client.post('/auth/refresh', undefined, { cookie: idle.refreshCookie });
+      expect(refresh.status).toBe(401);
+      expect(refresh.body).toMatchObject({ error: 'invalid_refresh_token' });
+      const managed = await client.get('/security/sessions', { token: idle.accessToken });
+      expect(managed).toMatchObject({ status: 401, body: { error: 'session_ended' } });
+      // Another session of the user no longer lists it.
+      const active = await client.login(user.email!, user.password);
+      const list = await client.get<{ sessions: { id: string }[] }>('/security/sessions', {
+        token: active.accessToken,
+      });
+      expect(list.body.sessions.map((session) => session.id)).toEqual([active.sessionId]);
+    } finally {
+      clock.advance(-(7 * day + 1000));
+    }
+  });
+
+  it('keeps a session in use: every refresh is activity', async () => {
+    const user = await createTestUser(service.service.db);
+    let cookie = (await client.login(user.email!, user.password)).refreshCookie;
+    try {
+      for (let week = 0; week < 2; week++) {
+        clock.advance(6 * day);
+        const refreshed = await client.post('/auth/refresh', undefined, { cookie });
+        expect(refreshed.status).toBe(200);
+        cookie = refreshCookieOf(refreshed)!;
+      }
+    } finally {
+      clock.advance(-12 * day);
+    }
+  });
+
+  it('takes its length from SESSION_IDLE_MINUTES', async () => {
+    const shortClock = new MovableClock();
+    const short = await startTestService({
+      clock: shortClock,
+      env: { TRUST_PROXY: 'true', SESSION_IDLE_MINUTES: '60' },
+    });
+    try {
+      const shortClient = new IdentityClient(short);
+      const user = await createTestUser(short.service.db);
+      const login = await shortClient.login(user.email!, user.password);
+      shortClock.advance(59 * 60 * 1000);
+      const refreshed = await shortClient.post('/auth/refresh', undefined, { cookie: login.refreshCookie });
+      expect(refreshed.status).toBe(200);
+      shortClock.advance(61 * 60 * 1000);
+      const late = await shortClient.post('/auth/refresh', undefined, {
+        cookie: refreshCookieOf(refreshed)!,
+      });
+      expect(late.status).toBe(401);
+    } finally {
+      await short.close();
+    }
+  });
+});
+
 describe('logout', () => {
   it('revokes the session, clears the cookie with Max-Age=0 on both paths and answers 200', async () => {
     const user = await createTestUser(service.service.db);

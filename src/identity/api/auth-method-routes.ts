@@ -7,11 +7,13 @@ import type { TokenVerification } from '../../tokens/principal.js';
 import { authMethodTypes } from '../auth-methods/auth-method-type.js';
 import type { AuthMethodManager } from '../auth-methods/manage-auth-methods.js';
 import { activeSessionOf, requireActiveSession } from '../sessions/require-active-session.js';
+import type { SessionPolicy } from '../sessions/session-policy.js';
 import type { IdentityRoutes } from './identity-api.js';
 
 export interface AuthMethodRouteDependencies {
   db: Database;
   clock: Clock;
+  sessionPolicy: SessionPolicy;
   tokenVerification: TokenVerification;
   manager: AuthMethodManager;
 }
@@ -56,7 +58,7 @@ export function authMethodRoutes(deps: AuthMethodRouteDependencies): IdentityRou
   const { db, clock, manager } = deps;
   const authenticated = [
     requireAccessToken(deps.tokenVerification, ['main-auth']),
-    requireActiveSession(db, clock),
+    requireActiveSession(db, clock, deps.sessionPolicy),
   ];
   const common = {
     400: { description: 'Malformed request' },

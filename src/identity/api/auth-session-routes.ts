@@ -9,6 +9,7 @@ import type { TokenVerification } from '../../tokens/principal.js';
 import { loadUserAccess } from '../access/user-access.js';
 import { loadUserMethodStates } from '../auth-methods/user-method-states.js';
 import type { MainAuthSigning } from '../sessions/main-auth-tokens.js';
+import type { SessionPolicy } from '../sessions/session-policy.js';
 import { clearRefreshCookie, readRefreshCookie, setRefreshCookie } from '../sessions/refresh-cookie.js';
 import { refreshSession } from '../sessions/refresh-session.js';
 import { logOut } from '../sessions/session-revocation.js';
@@ -20,6 +21,7 @@ export interface AuthSessionRouteDependencies {
   clock: Clock;
   rateLimits: RateLimits;
   signing: MainAuthSigning;
+  sessionPolicy: SessionPolicy;
   tokenVerification: TokenVerification;
   apiPrefix: string;
 }
@@ -77,7 +79,7 @@ export function authSessionRoutes(deps: AuthSessionRouteDependencies): IdentityR
         const now = clock.now();
         try {
           const tokens = await refreshSession(
-            { db, signing: deps.signing, rateLimits: deps.rateLimits },
+            { db, signing: deps.signing, rateLimits: deps.rateLimits, sessionPolicy: deps.sessionPolicy },
             presented,
             request,
             now,

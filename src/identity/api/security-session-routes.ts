@@ -7,12 +7,14 @@ import { requestInfo } from '../../http/request-info.js';
 import type { TokenVerification } from '../../tokens/principal.js';
 import { activeSessionOf, requireActiveSession } from '../sessions/require-active-session.js';
 import { revokeOtherSessionsOfUser, revokeSessionOfUser } from '../sessions/session-revocation.js';
+import type { SessionPolicy } from '../sessions/session-policy.js';
 import { listActiveSessions } from '../sessions/sessions.js';
 import type { IdentityRoutes } from './identity-api.js';
 
 export interface SecuritySessionRouteDependencies {
   db: Database;
   clock: Clock;
+  sessionPolicy: SessionPolicy;
   tokenVerification: TokenVerification;
 }
 
@@ -37,7 +39,7 @@ export function securitySessionRoutes(deps: SecuritySessionRouteDependencies): I
   const { db, clock } = deps;
   const authenticated = [
     requireAccessToken(deps.tokenVerification, ['main-auth']),
-    requireActiveSession(db, clock),
+    requireActiveSession(db, clock, deps.sessionPolicy),
   ];
   const unauthorized = { 401: { description: 'No valid main-auth access token, or its session has ended' } };
 
@@ -57,7 +59,7 @@ export function securitySessionRoutes(deps: SecuritySessionRouteDependencies): I
       ...authenticated,
       async (ctx) => {
         const current = activeSessionOf(ctx);
-        const sessions = await listActiveSessions(db, current.userId, clock.now());
+        const sessions = await listActiveSessions(db, current.userId, deps.sessionPolicy, clock.now());
         ctx.set('Cache-Control', 'no-store');
         ctx.body = {
           sessions: sessions.map((session) => ({

@@ -1,5 +1,6 @@
 import type { Queryable } from '../../db/database.js';
 import { isUuid } from '../uuid.js';
+import { idleCutoff, type SessionPolicy } from './session-policy.js';
 
 /** Lifetime of a main-auth session and of its refresh tokens (spec: Limits). */
 export const sessionLifetimeMs = 30 * 24 * 60 * 60 * 1000;
@@ -88,24 +89,32 @@ export async function insertSession(db: Queryable, session: NewSession, now: Dat
   return fromRow(row as SessionRow);
 }
 
-/** The session if it is live: not revoked, not expired. */
+/** The session if it is live: not revoked, not expired, not idle longer than the policy allows. */
 export async function findActiveSession(
   db: Queryable,
   sessionId: string,
+  policy: SessionPolicy,
   now: Date,
 ): Promise<Session | undefined> {
   if (!isUuid(sessionId)) return undefined;
   const row: SessionRow | undefined = await db('sessions')
     .where({ id: sessionId, is_revoked: false })
     .where('expires_at', '>', now)
+    .where('last_activity_at', '>', idleCutoff(policy, now))
     .first();
   return row ? fromRow(row) : undefined;
 }
 
-export async function listActiveSessions(db: Queryable, userId: string, now: Date): Promise<Session[]> {
+export async function listActiveSessions(
+  db: Queryable,
+  userId: string,
+  policy: SessionPolicy,
+  now: Date,
+): Promise<Session[]> {
   const rows: SessionRow[] = await db('sessions')
     .where({ user_id: userId, is_revoked: false })
     .where('expires_at', '>', now)
+    .where('last_activity_at', '>', idleCutoff(policy, now))
     .orderBy([{ column: 'last_activity_at', order: 'desc' }, { column: 'id' }]);
   return rows.map(fromRow);
 }
