@@ -31,6 +31,7 @@ import { builtInAuthMethods } from './identity/auth-methods/built-in-methods.js'
 import { AuthMethodManager } from './identity/auth-methods/manage-auth-methods.js';
 import { SecretBox } from './identity/auth-methods/secret-box.js';
 import type { MainAuthSigning } from './identity/sessions/main-auth-tokens.js';
+import { requireSignedIn } from './identity/sessions/require-signed-in.js';
 import type { SessionPolicy } from './identity/sessions/session-policy.js';
 import { developmentMessagesRoutes } from './identity/api/development-messages-routes.js';
 import { passwordRoutes } from './identity/api/password-routes.js';
@@ -195,6 +196,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
   });
   const signing: MainAuthSigning = { key: mainAuthKey, issuer: config.issuer, audience: config.apiAudience };
   const sessionPolicy: SessionPolicy = { ...config.sessions };
+  const signedIn = requireSignedIn({ db, clock, tokenVerification, sessionPolicy });
   await prepareDecoyHash();
 
   const events = await startEventRuntime({
@@ -239,11 +241,11 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     userinfoRoutes({ config, db, keySet, logger }),
     introspectionRoutes({ config, db, clock, provider, keySet, logger }),
     endSessionRoutes({ db, clock, keySet, issuer: config.issuer }),
-    consentRoutes({ db, clock, tokenVerification, logger }),
+    consentRoutes({ db, clock, signedIn, logger }),
     clientRegistrationRoutes({ db, clock, tokenVerification, logger }),
     singleLogoutPageRoutes(),
     interactionRoutes({ provider, db, clock, flows, rateLimits, apiAudience: config.apiAudience, logger }),
-    createIdentityApi({ config, logger }, [
+    createIdentityApi({ config, logger, guards: { bearer: signedIn } }, [
       authFlowRoutes({ db, clock, flows, rateLimits, signing, apiPrefix: identityApiPrefix }),
       authSessionRoutes({
         db,
@@ -251,20 +253,13 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
         rateLimits,
         signing,
         sessionPolicy,
-        tokenVerification,
         apiPrefix: identityApiPrefix,
       }),
-      securitySessionRoutes({ db, clock, sessionPolicy, tokenVerification }),
-      authMethodRoutes({
-        db,
-        clock,
-        sessionPolicy,
-        tokenVerification,
-        manager: new AuthMethodManager(db, authMethods),
-      }),
+      securitySessionRoutes({ db, clock, sessionPolicy }),
+      authMethodRoutes({ clock, manager: new AuthMethodManager(db, authMethods) }),
       savedAccountRoutes({ db, clock }),
-      passwordRoutes({ ...passwordDeps, tokenVerification }),
-      verificationRoutes({ ...messaging, tokenVerification }),
+      passwordRoutes(passwordDeps),
+      verificationRoutes(messaging),
       ...(config.env === 'production' ? [] : [developmentMessagesRoutes(developmentMessages)]),
     ]),
     resetPasswordPageRoutes(passwordDeps),

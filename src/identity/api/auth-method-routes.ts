@@ -1,20 +1,13 @@
 import { z } from 'zod';
 import type { Clock } from '../../clock.js';
-import type { Database } from '../../db/database.js';
-import { requireAccessToken } from '../../http/bearer-auth.js';
 import { requestInfo } from '../../http/request-info.js';
-import type { TokenVerification } from '../../tokens/principal.js';
 import { authMethodTypes } from '../auth-methods/auth-method-type.js';
 import type { AuthMethodManager } from '../auth-methods/manage-auth-methods.js';
-import { activeSessionOf, requireActiveSession } from '../sessions/require-active-session.js';
-import type { SessionPolicy } from '../sessions/session-policy.js';
+import { activeSessionOf } from '../sessions/require-active-session.js';
 import type { IdentityRoutes } from './identity-api.js';
 
 export interface AuthMethodRouteDependencies {
-  db: Database;
   clock: Clock;
-  sessionPolicy: SessionPolicy;
-  tokenVerification: TokenVerification;
   manager: AuthMethodManager;
 }
 
@@ -55,11 +48,7 @@ const verifyRequest = z
 
 /** /security/auth-methods: list, set up, confirm and remove the user's sign-in methods. */
 export function authMethodRoutes(deps: AuthMethodRouteDependencies): IdentityRoutes {
-  const { db, clock, manager } = deps;
-  const authenticated = [
-    requireAccessToken(deps.tokenVerification, ['main-auth']),
-    requireActiveSession(db, clock, deps.sessionPolicy),
-  ];
+  const { clock, manager } = deps;
   const common = {
     400: { description: 'Malformed request' },
     401: { description: 'No valid main-auth access token, or its session has ended' },
@@ -80,7 +69,6 @@ export function authMethodRoutes(deps: AuthMethodRouteDependencies): IdentityRou
           ...common,
         },
       },
-      ...authenticated,
       async (ctx) => {
         const { methods, available } = await manager.list(activeSessionOf(ctx).userId);
         ctx.set('Cache-Control', 'no-store');
@@ -108,7 +96,6 @@ export function authMethodRoutes(deps: AuthMethodRouteDependencies): IdentityRou
           409: { description: 'Already set up, or its prerequisite is missing' },
         },
       },
-      ...authenticated,
       async (ctx) => {
         const userId = activeSessionOf(ctx).userId;
         const type = typeOf(ctx.params);
@@ -136,7 +123,6 @@ export function authMethodRoutes(deps: AuthMethodRouteDependencies): IdentityRou
           409: { description: 'No setup in progress' },
         },
       },
-      ...authenticated,
       async (ctx, body) => {
         const userId = activeSessionOf(ctx).userId;
         const type = typeOf(ctx.params);
@@ -159,7 +145,6 @@ export function authMethodRoutes(deps: AuthMethodRouteDependencies): IdentityRou
           409: { description: 'Mandatory, or the last usable sign-in method (account rule 5)' },
         },
       },
-      ...authenticated,
       async (ctx) => {
         const userId = activeSessionOf(ctx).userId;
         const type = typeOf(ctx.params);
