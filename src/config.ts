@@ -116,6 +116,8 @@ export const environmentSchema = z.object({
       .max(30 * 24 * 60)
       .default(7 * 24 * 60),
   ),
+  /** Minutes a login or re-authentication allows sensitive account changes (default 5; session-policy.ts). */
+  REAUTH_WINDOW_MINUTES: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(60).default(5)),
 });
 
 export type Environment = z.infer<typeof environmentSchema>;
@@ -145,7 +147,7 @@ export interface Config {
   smsWebhookSecret: string | undefined;
   eventBus: Environment['EVENT_BUS'];
   nats: { url: string; stream: string; subjectPrefix: string };
-  sessions: { idleTimeoutSeconds: number };
+  sessions: { idleTimeoutSeconds: number; reauthenticationMaxAgeSeconds: number };
 }
 
 /** Variables whose values never appear in an error message. */
@@ -219,7 +221,10 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       stream: environment.NATS_STREAM,
       subjectPrefix: environment.NATS_SUBJECT_PREFIX,
     },
-    sessions: { idleTimeoutSeconds: environment.SESSION_IDLE_MINUTES * 60 },
+    sessions: {
+      idleTimeoutSeconds: environment.SESSION_IDLE_MINUTES * 60,
+      reauthenticationMaxAgeSeconds: environment.REAUTH_WINDOW_MINUTES * 60,
+    },
   };
 }
 

@@ -9,6 +9,7 @@ import { createEventBus } from './events/create-event-bus.js';
 import type { EventBus } from './events/event-bus.js';
 import { startEventRuntime, type EventRuntime } from './events/event-runtime.js';
 import { assetRoutes } from './http/assets.js';
+import { requireRecentAuthentication } from './http/bearer-auth.js';
 import { jsonNotFound } from './http/json-api.js';
 import { RateLimits } from './http/rate-limit.js';
 import { authFlowRoutes } from './identity/api/auth-flow-routes.js';
@@ -31,6 +32,8 @@ import { builtInAuthMethods } from './identity/auth-methods/built-in-methods.js'
 import { AuthMethodManager } from './identity/auth-methods/manage-auth-methods.js';
 import { SecretBox } from './identity/auth-methods/secret-box.js';
 import type { MainAuthSigning } from './identity/sessions/main-auth-tokens.js';
+import { reauthenticationRoutes } from './identity/api/reauthentication-routes.js';
+import { sessionAuthentications } from './identity/reauthentication/session-authentications.js';
 import { requireSignedIn } from './identity/sessions/require-signed-in.js';
 import type { SessionPolicy } from './identity/sessions/session-policy.js';
 import { developmentMessagesRoutes } from './identity/api/development-messages-routes.js';
@@ -44,7 +47,7 @@ import { createAccountFinisher } from './identity/registration/create-account.js
 import { resetPasswordPageRoutes } from './identity/pages/reset-password-page.js';
 import type { PasswordDeps } from './identity/passwords/password-deps.js';
 import { cleanUpExpiredSessions } from './identity/sessions/session-cleanup.js';
-import { revokeUserSessions } from './identity/sessions/sessions.js';
+import { recordAuthentication, revokeUserSessions } from './identity/sessions/sessions.js';
 import { prepareDecoyHash } from './identity/passwords/password-hash.js';
 import { configuredTransports } from './identity/transports/configured-transports.js';
 import type { DevelopmentTransport } from './identity/transports/development-transport.js';
@@ -159,6 +162,14 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     audience: config.apiAudience,
   };
   const rateLimits = new RateLimits(db);
+  const sessionPolicy: SessionPolicy = { ...config.sessions };
+  // Every route acting on the signed-in user's account; and the sensitive ones (re-authentication).
+  const signedIn = requireSignedIn({ db, clock, tokenVerification, sessionPolicy });
+  const recentAuthentication = requireRecentAuthentication({
+    maxAgeSeconds: sessionPolicy.reauthenticationMaxAgeSeconds,
+    now: () => clock.now(),
+    sessions: sessionAuthentications({ db, clock, sessionPolicy, apiPrefix: identityApiPrefix }),
+  });
 
   const { registry: transports, developmentMessages } = configuredTransports(
     config,
@@ -176,6 +187,8 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
         { ...(exceptSessionId ? { exceptSessionId } : {}), reason: 'password_changed' },
         clock.now(),
       ),
+    recordSessionAuthentication: (trx, sessionId) =>
+      recordAuthentication(trx, sessionId, sessionPolicy, clock.now()),
   };
 
   const totp = { box: new SecretBox(secrets.cookieKeys), issuerName: new URL(config.issuer).host };
@@ -195,8 +208,6 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     finishers: { registration: createAccountFinisher(authMethods) },
   });
   const signing: MainAuthSigning = { key: mainAuthKey, issuer: config.issuer, audience: config.apiAudience };
-  const sessionPolicy: SessionPolicy = { ...config.sessions };
-  const signedIn = requireSignedIn({ db, clock, tokenVerification, sessionPolicy });
   await prepareDecoyHash();
 
   const events = await startEventRuntime({
@@ -242,26 +253,30 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     introspectionRoutes({ config, db, clock, provider, keySet, logger }),
     endSessionRoutes({ db, clock, keySet, issuer: config.issuer }),
     consentRoutes({ db, clock, signedIn, logger }),
-    clientRegistrationRoutes({ db, clock, tokenVerification, logger }),
+    clientRegistrationRoutes({ db, clock, tokenVerification, recentAuthentication, logger }),
     singleLogoutPageRoutes(),
     interactionRoutes({ provider, db, clock, flows, rateLimits, apiAudience: config.apiAudience, logger }),
-    createIdentityApi({ config, logger, guards: { bearer: signedIn } }, [
-      authFlowRoutes({ db, clock, flows, rateLimits, signing, apiPrefix: identityApiPrefix }),
-      authSessionRoutes({
-        db,
-        clock,
-        rateLimits,
-        signing,
-        sessionPolicy,
-        apiPrefix: identityApiPrefix,
-      }),
-      securitySessionRoutes({ db, clock, sessionPolicy }),
-      authMethodRoutes({ clock, manager: new AuthMethodManager(db, authMethods) }),
-      savedAccountRoutes({ db, clock }),
-      passwordRoutes(passwordDeps),
-      verificationRoutes(messaging),
-      ...(config.env === 'production' ? [] : [developmentMessagesRoutes(developmentMessages)]),
-    ]),
+    createIdentityApi(
+      { config, logger, guards: { bearer: signedIn, reauthentication: recentAuthentication } },
+      [
+        authFlowRoutes({ db, clock, flows, rateLimits, signing, apiPrefix: identityApiPrefix }),
+        authSessionRoutes({
+          db,
+          clock,
+          rateLimits,
+          signing,
+          sessionPolicy,
+          apiPrefix: identityApiPrefix,
+        }),
+        securitySessionRoutes({ db, clock, sessionPolicy }),
+        reauthenticationRoutes({ ...messaging, totp, sessionPolicy }),
+        authMethodRoutes({ clock, manager: new AuthMethodManager(db, authMethods) }),
+        savedAccountRoutes({ db, clock }),
+        passwordRoutes(passwordDeps),
+        verificationRoutes(messaging),
+        ...(config.env === 'production' ? [] : [developmentMessagesRoutes(developmentMessages)]),
+      ],
+    ),
     resetPasswordPageRoutes(passwordDeps),
     platform.router,
     // Last of our JSON APIs: an unknown path under /api/v2 is a JSON 404, not the engine's.

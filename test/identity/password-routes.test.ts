@@ -385,6 +385,7 @@ describe('sessions after a password change or reset', () => {
       revoked.push({ userId, except: exceptSessionId, inTransaction: trx.isTransaction === true });
       return 2;
     },
+    recordSessionAuthentication: async () => true,
   });
 
   it('a reset revokes every session of the user, in the same transaction', async () => {

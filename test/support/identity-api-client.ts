@@ -50,7 +50,8 @@ export async function mainAuthTokenFor(
     {
       userId,
       tokenId: crypto.randomUUID(),
-      sessionId: options.sessionId ?? (await startTestSession(service, userId)),
+      sessionId:
+        options.sessionId ?? (await startTestSession(service, userId, { authenticatedAt: options.authTime })),
       authMethod: 'pwd',
       authTime: options.authTime ?? now,
       roles: [],

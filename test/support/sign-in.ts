@@ -26,9 +26,14 @@ export async function userWithTokens(service: TestService, clientType: 'public' 
 
 /**
  * A main-auth session of the user, as a login through the API starts (the record only: no refresh
- * token, no device). Account routes accept only the access tokens of a live session.
+ * token, no device). Account routes accept only the access tokens of a live session; `authenticatedAt`
+ * (default now) is its last authentication, which sensitive changes check.
  */
-export async function startTestSession(service: TestService, userId: string): Promise<string> {
+export async function startTestSession(
+  service: TestService,
+  userId: string,
+  options: { authenticatedAt?: Date | undefined } = {},
+): Promise<string> {
   const session = await insertSession(
     service.service.db,
     {
@@ -42,6 +47,12 @@ export async function startTestSession(service: TestService, userId: string): Pr
     },
     service.service.clock.now(),
   );
+  if (options.authenticatedAt) {
+    await service.service
+      .db('sessions')
+      .where({ id: session.id })
+      .update({ auth_time: options.authenticatedAt, last_authenticated_at: options.authenticatedAt });
+  }
   return session.id;
 }
 
@@ -58,7 +69,12 @@ export async function mainAuthToken(
     service.service.keys.mainAuth,
     { issuer: service.issuer, audience: service.service.config.apiAudience },
     user,
-    { ...options, sessionId: options.sessionId ?? (await startTestSession(service, user.id)) },
+    {
+      ...options,
+      sessionId:
+        options.sessionId ??
+        (await startTestSession(service, user.id, { authenticatedAt: options.authTime })),
+    },
   );
 }
 

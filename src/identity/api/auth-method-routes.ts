@@ -51,7 +51,10 @@ export function authMethodRoutes(deps: AuthMethodRouteDependencies): IdentityRou
   const { clock, manager } = deps;
   const common = {
     400: { description: 'Malformed request' },
-    401: { description: 'No valid main-auth access token, or its session has ended' },
+    401: {
+      description:
+        'No valid main-auth access token, its session has ended, or (changes) reauthentication_required',
+    },
     404: { description: 'No such sign-in method' },
   };
   const typeOf = (params: Record<string, string>) => methodType.parse(params.type);
@@ -89,6 +92,7 @@ export function authMethodRoutes(deps: AuthMethodRouteDependencies): IdentityRou
         summary: 'Begin setting up a method (TOTP: answers the secret), or turn a turned-off one back on',
         tags: ['Security'],
         security: 'bearer',
+        reauthentication: true,
         responses: {
           200: { description: 'Set up, or waiting for its confirmation', schema: setupResponse },
           ...common,
@@ -113,6 +117,7 @@ export function authMethodRoutes(deps: AuthMethodRouteDependencies): IdentityRou
         summary: 'Confirm a setup (TOTP: a code from the app)',
         tags: ['Security'],
         security: 'bearer',
+        reauthentication: true,
         body: verifyRequest,
         responses: {
           200: {
@@ -139,6 +144,7 @@ export function authMethodRoutes(deps: AuthMethodRouteDependencies): IdentityRou
         summary: 'Turn a method off or unlink it',
         tags: ['Security'],
         security: 'bearer',
+        reauthentication: true,
         responses: {
           200: { description: 'Removed', schema: z.object({ type: methodType, removed: z.literal(true) }) },
           ...common,

@@ -15,7 +15,7 @@ export type IdentityRoutes = (api: DocumentedRouter) => void;
  * of a live session) and every one declared `reauthentication: true` gets `guards.reauthentication`.
  */
 export function createIdentityApi(
-  deps: { config: Config; logger: Logger; guards: DeclaredGuards },
+  deps: { config: Config; logger: Logger; guards: Required<DeclaredGuards> },
   areas: IdentityRoutes[],
 ): Router {
   const api = new DocumentedRouter(identityApiPrefix, deps.logger, deps.guards);

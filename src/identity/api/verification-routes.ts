@@ -17,7 +17,7 @@ export function verificationRoutes(deps: VerificationDeps): IdentityRoutes {
   const requester = (ctx: Parameters<typeof principalOf>[0]) => {
     const principal = principalOf(ctx);
     if (principal.kind !== 'user') throw new Error('main-auth principals are users');
-    return { userId: principal.userId, authTime: principal.authTime, ...requestInfo(ctx) };
+    return { userId: principal.userId, ...requestInfo(ctx) };
   };
   return (api) => {
     api.add(
@@ -27,6 +27,7 @@ export function verificationRoutes(deps: VerificationDeps): IdentityRoutes {
         summary: 'Send a verification code to an email or phone to add to the account',
         tags: ['verification'],
         security: 'bearer',
+        reauthentication: true,
         body: sendBody,
         responses: {
           200: {
@@ -38,7 +39,10 @@ export function verificationRoutes(deps: VerificationDeps): IdentityRoutes {
             }),
           },
           400: { description: 'Invalid identifier or no transport for it' },
-          401: { description: 'No valid access token, or reauthentication_required' },
+          401: {
+            description:
+              'No valid main-auth access token, its session has ended, or reauthentication_required',
+          },
           409: { description: 'identifier_taken or already_verified' },
           429: { description: 'Rate or code-sending limit: Retry-After' },
           502: { description: 'The transport could not take the message' },

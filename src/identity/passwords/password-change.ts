@@ -27,7 +27,8 @@ export interface PasswordChange {
  * A signed-in user changes the password: the current one is checked under the same brute-force
  * protection as a login (a stolen access token can't be used to guess it), the new one must pass the
  * policy; then in one transaction the hash is replaced, the user's other sessions revoked and
- * identity.password.changed written.
+ * identity.password.changed written. The current password is a re-authentication: the session records
+ * it (so the change needs no separate one, and the next few minutes allow other sensitive changes).
  */
 export async function changePassword(
   deps: PasswordDeps,
@@ -65,6 +66,7 @@ export async function changePassword(
   return deps.db.transaction(async (trx) => {
     const now = deps.clock.now();
     await savePasswordHash(trx, user.id, hash, now);
+    if (change.sessionId) await deps.recordSessionAuthentication(trx, change.sessionId);
     const revokedSessions = await deps.revokeOtherSessions(trx, user.id, change.sessionId);
     await writeAuditEvent(
       trx,
