@@ -58,6 +58,8 @@ import { cleanupTasks, scheduleCleanup } from './jobs/cleanup-expired-records.js
 import { resolveSecrets, type Secrets } from './keys/development-secrets.js';
 import { PublishedKeySet } from './keys/published-key-set.js';
 import { activateSigningKeys, signingKeyFromPem, type SigningKey } from './keys/signing-keys.js';
+import { Messages } from './i18n/messages.js';
+import { SecurityNotifications } from './identity/notifications/security-notifications.js';
 import { createLogger, type Logger } from './logger.js';
 import { clientRegistrationRoutes } from './oidc/actions/client-registration.js';
 import { consentRoutes } from './oidc/actions/consents.js';
@@ -177,6 +179,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     options.transports,
   );
   const messaging = { db, clock, transports, rateLimits, logger };
+  const notifications = new SecurityNotifications({ transports, messages: Messages.load(), logger });
   const passwordDeps: PasswordDeps = {
     ...messaging,
     issuer: config.issuer,
@@ -189,6 +192,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
       ),
     recordSessionAuthentication: (trx, sessionId) =>
       recordAuthentication(trx, sessionId, sessionPolicy, clock.now()),
+    notifications,
   };
 
   const totp = { box: new SecretBox(secrets.cookieKeys), issuerName: new URL(config.issuer).host };
@@ -259,7 +263,15 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     createIdentityApi(
       { config, logger, guards: { bearer: signedIn, reauthentication: recentAuthentication } },
       [
-        authFlowRoutes({ db, clock, flows, rateLimits, signing, apiPrefix: identityApiPrefix }),
+        authFlowRoutes({
+          db,
+          clock,
+          flows,
+          rateLimits,
+          signing,
+          notifications,
+          apiPrefix: identityApiPrefix,
+        }),
         authSessionRoutes({
           db,
           clock,
@@ -270,10 +282,10 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
         }),
         securitySessionRoutes({ db, clock, sessionPolicy }),
         reauthenticationRoutes({ ...messaging, totp, sessionPolicy }),
-        authMethodRoutes({ clock, manager: new AuthMethodManager(db, authMethods) }),
+        authMethodRoutes({ clock, manager: new AuthMethodManager(db, authMethods, notifications) }),
         savedAccountRoutes({ db, clock }),
         passwordRoutes(passwordDeps),
-        verificationRoutes(messaging),
+        verificationRoutes({ ...messaging, notifications }),
         ...(config.env === 'production' ? [] : [developmentMessagesRoutes(developmentMessages)]),
       ],
     ),

@@ -1,8 +1,11 @@
 import { z } from 'zod';
 import { principalOf } from '../../http/bearer-auth.js';
 import { requestInfo } from '../../http/request-info.js';
-import { confirmContact, sendContactVerification } from '../verification/contact-verification.js';
-import type { VerificationDeps } from '../verification/verification-codes.js';
+import {
+  confirmContact,
+  sendContactVerification,
+  type ContactVerificationDeps,
+} from '../verification/contact-verification.js';
 import type { IdentityRoutes } from './identity-api.js';
 
 const identifier = z.string().max(320).describe('Email address or phone number (E.164)');
@@ -13,7 +16,7 @@ const sendBody = z.object({
 const confirmBody = z.object({ identifier, code: z.string().trim().min(1).max(20) });
 
 /** /auth/verify/*: add or confirm an email or phone on one's own account with a code. */
-export function verificationRoutes(deps: VerificationDeps): IdentityRoutes {
+export function verificationRoutes(deps: ContactVerificationDeps): IdentityRoutes {
   const requester = (ctx: Parameters<typeof principalOf>[0]) => {
     const principal = principalOf(ctx);
     if (principal.kind !== 'user') throw new Error('main-auth principals are users');

@@ -29,6 +29,7 @@ export interface PasswordChange {
  * policy; then in one transaction the hash is replaced, the user's other sessions revoked and
  * identity.password.changed written. The current password is a re-authentication: the session records
  * it (so the change needs no separate one, and the next few minutes allow other sensitive changes).
+ * The user is told, at their primary contact.
  */
 export async function changePassword(
   deps: PasswordDeps,
@@ -63,7 +64,7 @@ export async function changePassword(
   await releaseLoginAttempt(protection, { userId: user.id, ip: change.ip });
   assertPasswordAcceptable(change.newPassword, [user.email ?? '', user.phone ?? '']);
   const hash = await hashPassword(change.newPassword);
-  return deps.db.transaction(async (trx) => {
+  const result = await deps.db.transaction(async (trx) => {
     const now = deps.clock.now();
     await savePasswordHash(trx, user.id, hash, now);
     if (change.sessionId) await deps.recordSessionAuthentication(trx, change.sessionId);
@@ -81,4 +82,6 @@ export async function changePassword(
     );
     return { revokedSessions };
   });
+  deps.notifications.notify(user, { kind: 'password_changed' });
+  return result;
 }

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { SecurityNotifications } from '../notifications/security-notifications.js';
 import type { VerificationDeps } from '../verification/verification-codes.js';
 
 /**
@@ -23,4 +24,6 @@ export interface PasswordDeps extends VerificationDeps {
   issuer: string;
   revokeOtherSessions: RevokeOtherSessions;
   recordSessionAuthentication: RecordSessionAuthentication;
+  /** Tells the user their password was changed or reset. */
+  notifications: SecurityNotifications;
 }

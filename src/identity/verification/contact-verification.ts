@@ -1,6 +1,8 @@
 import { ApiError } from '../../http/api-error.js';
 import { auditEventTypes, writeAuditEvent } from '../audit/audit-log.js';
 import { endpointLimits, enforceEndpointLimit } from '../brute-force/endpoint-limits.js';
+import { maskedContact } from '../notifications/masked-contact.js';
+import { primaryContactOf, type SecurityNotifications } from '../notifications/security-notifications.js';
 import { requireIdentifier } from '../passwords/password-reset.js';
 import type { Identifier } from '../users/contact.js';
 import { findUserById, findUserByIdentifier, type User } from '../users/user.js';
@@ -11,6 +13,10 @@ import {
   sendVerificationCode,
   type VerificationDeps,
 } from './verification-codes.js';
+
+export interface ContactVerificationDeps extends VerificationDeps {
+  notifications: SecurityNotifications;
+}
 
 export interface ContactRequester {
   userId: string;
@@ -68,10 +74,12 @@ export async function sendContactVerification(
 
 /**
  * Step 2: the code. The contact becomes the user's confirmed email or phone (replacing the previous
- * one), in one transaction with the code's redemption and identity.contact.verified.
+ * one), in one transaction with the code's redemption and identity.contact.verified. Then the owner is
+ * told where it matters: a replaced contact at that previous contact (it is where the real owner still
+ * reads), an added one at the account's other confirmed contact.
  */
 export async function confirmContact(
-  deps: VerificationDeps,
+  deps: ContactVerificationDeps,
   requester: ContactRequester,
   request: { identifier: string; code: string },
 ): Promise<{ kind: Identifier['kind']; value: string }> {
@@ -85,7 +93,8 @@ export async function confirmContact(
   // Wrong codes are counted here, outside the transaction, so no rollback can undo them.
   await checkVerificationCode(deps, code);
   const user = await activeUser(deps, requester.userId);
-  const previous = currentContact(user, identifier).value;
+  const current = currentContact(user, identifier);
+  const previous = current.value;
   await deps.db.transaction(async (trx) => {
     await confirmVerificationCode(deps, code, trx);
     if (!(await setVerifiedContact(trx, user.id, identifier, deps.clock.now()))) throw identifierTaken();
@@ -105,5 +114,18 @@ export async function confirmContact(
       deps.clock.now(),
     );
   });
+  const shown = { contact: identifier.kind, value: maskedContact(identifier) };
+  if (current.verified && previous && previous !== identifier.value) {
+    deps.notifications.notify(
+      user,
+      { kind: 'contact_replaced', ...shown },
+      { ...identifier, value: previous },
+    );
+  } else {
+    const other = primaryContactOf(user);
+    if (other && other.value !== identifier.value) {
+      deps.notifications.notify(user, { kind: 'contact_added', ...shown }, other);
+    }
+  }
   return identifier;
 }
