@@ -135,6 +135,28 @@ describe('re-authentication before changing a contact', () => {
     expect(failures[0]!.details).toMatchObject({ method: 'password', reason: 'reauthentication' });
   });
 
+  it('gives 30 parallel wrong passwords no more tries than the lockout ladder allows', async () => {
+    const { user, login } = await signedIn();
+    // From distinct addresses: the account's ladder is what is tested, not the IP throttle.
+    const outcomes = await Promise.all(
+      Array.from({ length: 30 }, () =>
+        client.post(
+          '/auth/reauthenticate',
+          { method: 'password', password: 'not it at all' },
+          { token: login.accessToken, ip: randomIp() },
+        ),
+      ),
+    );
+    const statuses = outcomes.map((outcome) => outcome.status);
+    expect(statuses.filter((status) => status === 400)).toHaveLength(5);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(25);
+    const failures = await listAuditEvents(service.service.db, {
+      userId: user.id,
+      type: 'identity.login.failed',
+    });
+    expect(failures).toHaveLength(5);
+  });
+
   it('accepts a code sent to the verified email', async () => {
     const { user, call } = await signedIn();
     clock.advance(sixMinutes);

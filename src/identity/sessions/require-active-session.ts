@@ -11,9 +11,9 @@ export interface ActiveSessionState {
 }
 
 /**
- * After requireAccessToken(['main-auth']): the token's session must still be live. Access tokens are
- * self-contained for 15 minutes; the security settings (sessions, sign-in methods) check the session
- * too, so a revoked session can't be used to manage the account in the meantime.
+ * After requireAccessToken(['main-auth']): the token's session must still be live (not revoked,
+ * expired or idle). Access tokens are self-contained for 15 minutes; this is what keeps an ended
+ * session's token away from the account in the meantime. Used through requireSignedIn.
  */
 export function requireActiveSession(db: Database, clock: Clock, policy: SessionPolicy): Middleware {
   return async function activeSession(ctx, next) {
