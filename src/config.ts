@@ -108,6 +108,18 @@ export const environmentSchema = z.object({
       .regex(/^([A-Za-z0-9_-]+\.)*$/, 'must be dot-terminated tokens, e.g. "staging."')
       .default(''),
   ),
+  /** Minutes without activity after which a main-auth session ends (default 7 days; session-policy.ts). */
+  SESSION_IDLE_MINUTES: z.preprocess(
+    emptyAsUndefined,
+    z.coerce
+      .number()
+      .int()
+      .min(5)
+      .max(30 * 24 * 60)
+      .default(7 * 24 * 60),
+  ),
+  /** Minutes a login or re-authentication allows sensitive account changes (default 5; session-policy.ts). */
+  REAUTH_WINDOW_MINUTES: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(60).default(5)),
 });
 
 export type Environment = z.infer<typeof environmentSchema>;
@@ -138,6 +150,7 @@ export interface Config {
   smsWebhookSecret: string | undefined;
   eventBus: Environment['EVENT_BUS'];
   nats: { url: string; stream: string; subjectPrefix: string };
+  sessions: { idleTimeoutSeconds: number; reauthenticationMaxAgeSeconds: number };
 }
 
 /** Variables whose values never appear in an error message. */
@@ -211,6 +224,10 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       url: environment.NATS_URL,
       stream: environment.NATS_STREAM,
       subjectPrefix: environment.NATS_SUBJECT_PREFIX,
+    },
+    sessions: {
+      idleTimeoutSeconds: environment.SESSION_IDLE_MINUTES * 60,
+      reauthenticationMaxAgeSeconds: environment.REAUTH_WINDOW_MINUTES * 60,
     },
   };
 }

@@ -9,6 +9,7 @@ import { createEventBus } from './events/create-event-bus.js';
 import type { EventBus } from './events/event-bus.js';
 import { startEventRuntime, type EventRuntime } from './events/event-runtime.js';
 import { assetRoutes } from './http/assets.js';
+import { requireRecentAuthentication } from './http/bearer-auth.js';
 import { errorPageAnswer, jsonErrorAnswer, uncaughtErrors } from './http/error-handler.js';
 import { jsonNotFound } from './http/json-api.js';
 import { RateLimits } from './http/rate-limit.js';
@@ -33,6 +34,10 @@ import { builtInAuthMethods } from './identity/auth-methods/built-in-methods.js'
 import { AuthMethodManager } from './identity/auth-methods/manage-auth-methods.js';
 import { SecretBox } from './identity/auth-methods/secret-box.js';
 import type { MainAuthSigning } from './identity/sessions/main-auth-tokens.js';
+import { reauthenticationRoutes } from './identity/api/reauthentication-routes.js';
+import { sessionAuthentications } from './identity/reauthentication/session-authentications.js';
+import { requireSignedIn } from './identity/sessions/require-signed-in.js';
+import type { SessionPolicy } from './identity/sessions/session-policy.js';
 import { developmentMessagesRoutes } from './identity/api/development-messages-routes.js';
 import { passwordRoutes } from './identity/api/password-routes.js';
 import { verificationRoutes } from './identity/api/verification-routes.js';
@@ -44,7 +49,7 @@ import { createAccountFinisher } from './identity/registration/create-account.js
 import { resetPasswordPageRoutes } from './identity/pages/reset-password-page.js';
 import type { PasswordDeps } from './identity/passwords/password-deps.js';
 import { cleanUpExpiredSessions } from './identity/sessions/session-cleanup.js';
-import { revokeUserSessions } from './identity/sessions/sessions.js';
+import { recordAuthentication, revokeUserSessions } from './identity/sessions/sessions.js';
 import { prepareDecoyHash } from './identity/passwords/password-hash.js';
 import { configuredTransports } from './identity/transports/configured-transports.js';
 import type { DevelopmentTransport } from './identity/transports/development-transport.js';
@@ -55,6 +60,8 @@ import { cleanupTasks, scheduleCleanup } from './jobs/cleanup-expired-records.js
 import { resolveSecrets, type Secrets } from './keys/development-secrets.js';
 import { PublishedKeySet } from './keys/published-key-set.js';
 import { activateSigningKeys, signingKeyFromPem, type SigningKey } from './keys/signing-keys.js';
+import { Messages } from './i18n/messages.js';
+import { SecurityNotifications } from './identity/notifications/security-notifications.js';
 import { createLogger, type Logger } from './logger.js';
 import { clientRegistrationRoutes } from './oidc/actions/client-registration.js';
 import { consentRoutes } from './oidc/actions/consents.js';
@@ -173,6 +180,14 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     audience: config.apiAudience,
   };
   const rateLimits = new RateLimits(db);
+  const sessionPolicy: SessionPolicy = { ...config.sessions };
+  // Every route acting on the signed-in user's account; and the sensitive ones (re-authentication).
+  const signedIn = requireSignedIn({ db, clock, tokenVerification, sessionPolicy });
+  const recentAuthentication = requireRecentAuthentication({
+    maxAgeSeconds: sessionPolicy.reauthenticationMaxAgeSeconds,
+    now: () => clock.now(),
+    sessions: sessionAuthentications({ db, clock, sessionPolicy, apiPrefix: identityApiPrefix }),
+  });
 
   const { registry: transports, developmentMessages } = configuredTransports(
     config,
@@ -180,6 +195,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     options.transports,
   );
   const messaging = { db, clock, transports, rateLimits, logger };
+  const notifications = new SecurityNotifications({ transports, messages: Messages.load(), logger });
   const passwordDeps: PasswordDeps = {
     ...messaging,
     issuer: config.issuer,
@@ -190,6 +206,9 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
         { ...(exceptSessionId ? { exceptSessionId } : {}), reason: 'password_changed' },
         clock.now(),
       ),
+    recordSessionAuthentication: (trx, sessionId) =>
+      recordAuthentication(trx, sessionId, sessionPolicy, clock.now()),
+    notifications,
   };
 
   const totp = { box: new SecretBox(secrets.cookieKeys), issuerName: new URL(config.issuer).host };
@@ -269,20 +288,39 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     userinfoRoutes({ config, db, keySet, logger }),
     introspectionRoutes({ config, db, clock, provider, keySet, logger }),
     endSessionRoutes({ db, clock, keySet, issuer: config.issuer }),
-    consentRoutes({ db, clock, tokenVerification, logger }),
-    clientRegistrationRoutes({ db, clock, tokenVerification, logger }),
+    consentRoutes({ db, clock, signedIn, logger }),
+    clientRegistrationRoutes({ db, clock, tokenVerification, recentAuthentication, logger }),
     singleLogoutPageRoutes(),
     interactionRoutes({ provider, db, clock, flows, rateLimits, apiAudience: config.apiAudience, logger }),
-    createIdentityApi({ config, logger }, [
-      authFlowRoutes({ db, clock, flows, rateLimits, signing, apiPrefix: identityApiPrefix }),
-      authSessionRoutes({ db, clock, rateLimits, signing, tokenVerification, apiPrefix: identityApiPrefix }),
-      securitySessionRoutes({ db, clock, tokenVerification }),
-      authMethodRoutes({ db, clock, tokenVerification, manager: new AuthMethodManager(db, authMethods) }),
-      savedAccountRoutes({ db, clock }),
-      passwordRoutes({ ...passwordDeps, tokenVerification }),
-      verificationRoutes({ ...messaging, tokenVerification }),
-      ...(config.env === 'production' ? [] : [developmentMessagesRoutes(developmentMessages)]),
-    ]),
+    createIdentityApi(
+      { config, logger, guards: { bearer: signedIn, reauthentication: recentAuthentication } },
+      [
+        authFlowRoutes({
+          db,
+          clock,
+          flows,
+          rateLimits,
+          signing,
+          notifications,
+          apiPrefix: identityApiPrefix,
+        }),
+        authSessionRoutes({
+          db,
+          clock,
+          rateLimits,
+          signing,
+          sessionPolicy,
+          apiPrefix: identityApiPrefix,
+        }),
+        securitySessionRoutes({ db, clock, sessionPolicy }),
+        reauthenticationRoutes({ ...messaging, totp, sessionPolicy }),
+        authMethodRoutes({ clock, manager: new AuthMethodManager(db, authMethods, notifications) }),
+        savedAccountRoutes({ db, clock }),
+        passwordRoutes(passwordDeps),
+        verificationRoutes({ ...messaging, notifications }),
+        ...(config.env === 'production' ? [] : [developmentMessagesRoutes(developmentMessages)]),
+      ],
+    ),
     resetPasswordPageRoutes(passwordDeps),
     platform.router,
     // Last of our JSON APIs: an unknown path under /api/v2 is a JSON 404, not the engine's.

@@ -83,20 +83,57 @@ export function requirePermission(permission: string): Middleware {
   };
 }
 
+export type UserPrincipal = Extract<Principal, { kind: 'user' }>;
+
 /**
- * Re-authentication (spec: client registration): the user must have authenticated within `maxAgeSeconds`,
- * else 401 reauthentication_required asking them to sign in again.
+ * What main-auth sessions record of their user's authentications (implemented by the identity module:
+ * a login, then each re-authentication, is written on the session).
  */
-export function requireRecentAuthentication(maxAgeSeconds: number, now: () => Date): Middleware {
+export interface SessionAuthentications {
+  /** When the token's session last authenticated its user; throws 401 session_ended when it is over. */
+  lastAuthenticatedAt(principal: UserPrincipal): Promise<Date>;
+  /** How this user can re-authenticate (the 401's details): the endpoint and the methods they have. */
+  howToReauthenticate(principal: UserPrincipal): Promise<Record<string, unknown>>;
+}
+
+export interface RecentAuthenticationOptions {
+  maxAgeSeconds: number;
+  now: () => Date;
+  sessions: SessionAuthentications;
+}
+
+/**
+ * Re-authentication (spec: client registration; ours: contact and sign-in method changes): the user
+ * must have authenticated within `maxAgeSeconds`, else 401 reauthentication_required saying how. For a
+ * main-auth token the session's record counts (the login, or a later re-authentication: a fresh token
+ * alone is not a proof); for an OAuth token its auth_time (re-authorize with prompt=login or max_age).
+ * The challenge follows RFC 9470 (step-up authentication): error="insufficient_user_authentication"
+ * with max_age. Service tokens have no user to re-authenticate: always refused.
+ */
+export function requireRecentAuthentication(options: RecentAuthenticationOptions): Middleware {
+  const { maxAgeSeconds } = options;
   return async function recentAuthentication(ctx, next) {
     const principal = principalOf(ctx);
-    const authTime = principal.kind === 'user' ? principal.authTime : undefined;
-    if (authTime === undefined || Math.floor(now().getTime() / 1000) - authTime > maxAgeSeconds) {
+    let authenticatedAt: number | undefined;
+    if (principal.kind === 'user' && principal.token === 'main-auth') {
+      authenticatedAt = (await options.sessions.lastAuthenticatedAt(principal)).getTime() / 1000;
+    } else if (principal.kind === 'user') {
+      authenticatedAt = principal.authTime;
+    }
+    if (authenticatedAt === undefined || options.now().getTime() / 1000 - authenticatedAt > maxAgeSeconds) {
+      const minutes = Math.round(maxAgeSeconds / 60);
+      const how =
+        principal.kind === 'user' && principal.token === 'main-auth'
+          ? await options.sessions.howToReauthenticate(principal)
+          : { prompt: 'login', maxAge: maxAgeSeconds };
       throw new ApiError(
         401,
         'reauthentication_required',
-        `Sign in again to do this: it needs an authentication from the last ${Math.round(maxAgeSeconds / 60)} minutes.`,
-        { maxAgeSeconds },
+        `Sign in again or re-authenticate to do this: it needs an authentication from the last ${minutes} minutes.`,
+        { maxAgeSeconds, ...how },
+        {
+          'WWW-Authenticate': `Bearer error="insufficient_user_authentication", error_description="A more recent authentication is required", max_age=${maxAgeSeconds}`,
+        },
       );
     }
     await next();

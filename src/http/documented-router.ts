@@ -14,6 +14,11 @@ export interface OperationSpec<Body extends z.ZodType = z.ZodType> {
   tags?: string[];
   /** How the caller authenticates: a bearer access token, the refresh cookie, or nothing. */
   security: 'bearer' | 'refresh-cookie' | 'none';
+  /**
+   * The operation also needs a recent authentication (a sign-in or re-authentication within the
+   * router's window): the router's `reauthentication` guard runs after the `bearer` one.
+   */
+  reauthentication?: true;
   /** JSON request body schema; the handler receives the parsed value. */
   body?: Body;
   query?: z.ZodObject;
@@ -35,6 +40,16 @@ const errorBodySchema = z
   .meta({ id: 'Error' });
 
 /**
+ * What a router enforces from an operation's declaration: `bearer` runs before every operation declared
+ * `security: 'bearer'`, `reauthentication` after it on those declared `reauthentication: true`. Enforced
+ * by construction: a route can't be documented as authenticated and forget the check.
+ */
+export interface DeclaredGuards {
+  bearer?: Middleware;
+  reauthentication?: Middleware;
+}
+
+/**
  * A JSON API router whose routes are declared with their schemas once: the same zod schema parses the
  * request and documents it in the generated OpenAPI 3.1 document (served by the API itself).
  */
@@ -45,6 +60,7 @@ export class DocumentedRouter {
   constructor(
     readonly prefix: string,
     logger: Logger,
+    private readonly declaredGuards: DeclaredGuards = {},
   ) {
     this.router = jsonApiRouter(prefix, logger);
   }
@@ -55,13 +71,24 @@ export class DocumentedRouter {
   ): this {
     this.#operations.push(spec as unknown as OperationSpec);
     const handler = stack.pop() as OperationHandler<Body>;
-    const guards = stack as Middleware[];
+    const guards = [...this.#declaredGuardsOf(spec), ...(stack as Middleware[])];
     this.router[spec.method](spec.path, ...guards, async (ctx) => {
       const body = spec.body ? spec.body.parse(ctx.request.body ?? {}) : undefined;
       if (spec.query) spec.query.parse(ctx.query);
       await handler(ctx as Context, body as z.infer<Body>);
     });
     return this;
+  }
+
+  #declaredGuardsOf(spec: OperationSpec): Middleware[] {
+    const { bearer, reauthentication } = this.declaredGuards;
+    if (spec.reauthentication && (spec.security !== 'bearer' || !reauthentication)) {
+      throw new Error(`${spec.method} ${spec.path}: re-authentication needs a bearer route and its guard`);
+    }
+    return [
+      ...(spec.security === 'bearer' && bearer ? [bearer] : []),
+      ...(spec.reauthentication && reauthentication ? [reauthentication] : []),
+    ];
   }
 
   /** The OpenAPI 3.1 document of every operation added so far. */
@@ -102,6 +129,7 @@ export class DocumentedRouter {
         tags: operation.tags,
         ...(parameters.length > 0 ? { parameters } : {}),
         ...(operation.security === 'bearer' ? { security: [{ bearer: [] }] } : {}),
+        ...(operation.reauthentication ? { 'x-reauthentication-required': true } : {}),
         ...(operation.security === 'refresh-cookie' ? { security: [{ refreshCookie: [] }] } : {}),
         ...(operation.body
           ? {

@@ -73,6 +73,11 @@ export class Messages {
     return String(format.format(values));
   }
 
+  /** Whether a message with this id exists (in English, which every other language falls back to). */
+  has(id: string): boolean {
+    return this.#catalogs.get(defaultLanguage)?.has(id) === true;
+  }
+
   /** A formatter bound to one language. */
   in(language: string): (id: string, values?: Record<string, string | number | Date>) => string {
     const lang = this.pick(language);

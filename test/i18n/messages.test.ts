@@ -1,5 +1,7 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Messages } from '../../src/i18n/messages.js';
+import { localesDirectory, Messages } from '../../src/i18n/messages.js';
 
 const messages = Messages.load();
 
@@ -21,5 +23,15 @@ describe('messages', () => {
     expect(messages.pick(undefined, 'de', 'ru-RU')).toBe('ru');
     expect(messages.pick('fr')).toBe('en');
     expect(messages.in('xx')('common.language.name')).toBe('English');
+  });
+
+  it('has every English message in Russian too (no silent fallback)', () => {
+    for (const file of fs.readdirSync(path.join(localesDirectory, 'en'))) {
+      const read = (language: string) =>
+        Object.keys(
+          JSON.parse(fs.readFileSync(path.join(localesDirectory, language, file), 'utf8')) as object,
+        );
+      expect(read('ru'), file).toEqual(read('en'));
+    }
   });
 });

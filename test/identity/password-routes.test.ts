@@ -1,3 +1,5 @@
+import { Messages } from '../../src/i18n/messages.js';
+import { SecurityNotifications } from '../../src/identity/notifications/security-notifications.js';
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -385,6 +387,11 @@ describe('sessions after a password change or reset', () => {
       revoked.push({ userId, except: exceptSessionId, inTransaction: trx.isTransaction === true });
       return 2;
     },
+    recordSessionAuthentication: async () => true,
+    notifications: new SecurityNotifications({
+      transports: service.service.transports,
+      messages: Messages.load(),
+    }),
   });
 
   it('a reset revokes every session of the user, in the same transaction', async () => {

@@ -1,5 +1,7 @@
+import crypto from 'node:crypto';
 import { decodeJwt } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { sha256 } from '../../src/crypto/digest.js';
 import { grantRole } from '../../src/identity/access/user-access.js';
 import { listAuditEvents } from '../../src/identity/audit/audit-log.js';
 import { cleanUpExpiredSessions } from '../../src/identity/sessions/session-cleanup.js';
@@ -124,6 +126,39 @@ describe('refresh: rotation in one transaction, reuse detection', () => {
     }
   });
 
+  it('makes refresh tokens of 256 random bits (not UUIDs), stored only as their SHA-256', async () => {
+    const user = await createTestUser(service.service.db);
+    const login = await client.login(user.email!, user.password);
+    const refreshed = refreshCookieOf(
+      await client.post('/auth/refresh', undefined, { cookie: login.refreshCookie }),
+    )!.split('=')[1]!;
+    for (const value of [login.refreshToken, refreshed]) {
+      // 32 bytes of CSPRNG output in base64url: at least the 128 bits ASVS asks of a session token.
+      expect(value).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(Buffer.from(value, 'base64url')).toHaveLength(32);
+    }
+    const stored = await service.service.db('refresh_tokens').where({ session_id: login.sessionId });
+    expect(stored.map((row) => row.token_hash).sort()).toEqual(
+      [sha256(login.refreshToken), sha256(refreshed)].sort(),
+    );
+    expect(JSON.stringify(stored)).not.toContain(refreshed);
+  });
+
+  it('still rotates a refresh token issued before, when tokens were UUIDs', async () => {
+    const user = await createTestUser(service.service.db);
+    const login = await client.login(user.email!, user.password);
+    const legacy = crypto.randomUUID();
+    await service.service
+      .db('refresh_tokens')
+      .where({ token_hash: sha256(login.refreshToken) })
+      .update({ token_hash: sha256(legacy) });
+    const refreshed = await client.post('/auth/refresh', undefined, {
+      cookie: `service_id_refresh_token=${legacy}`,
+    });
+    expect(refreshed.status).toBe(200);
+    expect(refreshCookieOf(refreshed)).toMatch(/^service_id_refresh_token=[A-Za-z0-9_-]{43}$/);
+  });
+
   it('limits refreshes to 30 per minute per IP and user', async () => {
     vi.useFakeTimers({ toFake: ['Date'], now: new Date() });
     const user = await createTestUser(service.service.db);
@@ -145,6 +180,69 @@ describe('refresh: rotation in one transaction, reuse detection', () => {
     vi.setSystemTime(Date.now() + 61_000);
     const later = await client.post('/auth/refresh', undefined, { cookie, ip });
     expect(later.status).toBe(200);
+  });
+});
+
+describe('idle timeout', () => {
+  const day = 24 * 60 * 60 * 1000;
+
+  it('ends a session unused for 7 days: its refresh token and its access token are refused', async () => {
+    const user = await createTestUser(service.service.db);
+    const idle = await client.login(user.email!, user.password);
+    clock.advance(7 * day + 1000);
+    try {
+      const refresh = await client.post('/auth/refresh', undefined, { cookie: idle.refreshCookie });
+      expect(refresh.status).toBe(401);
+      expect(refresh.body).toMatchObject({ error: 'invalid_refresh_token' });
+      const managed = await client.get('/security/sessions', { token: idle.accessToken });
+      expect(managed).toMatchObject({ status: 401, body: { error: 'session_ended' } });
+      // Another session of the user no longer lists it.
+      const active = await client.login(user.email!, user.password);
+      const list = await client.get<{ sessions: { id: string }[] }>('/security/sessions', {
+        token: active.accessToken,
+      });
+      expect(list.body.sessions.map((session) => session.id)).toEqual([active.sessionId]);
+    } finally {
+      clock.advance(-(7 * day + 1000));
+    }
+  });
+
+  it('keeps a session in use: every refresh is activity', async () => {
+    const user = await createTestUser(service.service.db);
+    let cookie = (await client.login(user.email!, user.password)).refreshCookie;
+    try {
+      for (let week = 0; week < 2; week++) {
+        clock.advance(6 * day);
+        const refreshed = await client.post('/auth/refresh', undefined, { cookie });
+        expect(refreshed.status).toBe(200);
+        cookie = refreshCookieOf(refreshed)!;
+      }
+    } finally {
+      clock.advance(-12 * day);
+    }
+  });
+
+  it('takes its length from SESSION_IDLE_MINUTES', async () => {
+    const shortClock = new MovableClock();
+    const short = await startTestService({
+      clock: shortClock,
+      env: { TRUST_PROXY: 'true', SESSION_IDLE_MINUTES: '60' },
+    });
+    try {
+      const shortClient = new IdentityClient(short);
+      const user = await createTestUser(short.service.db);
+      const login = await shortClient.login(user.email!, user.password);
+      shortClock.advance(59 * 60 * 1000);
+      const refreshed = await shortClient.post('/auth/refresh', undefined, { cookie: login.refreshCookie });
+      expect(refreshed.status).toBe(200);
+      shortClock.advance(61 * 60 * 1000);
+      const late = await shortClient.post('/auth/refresh', undefined, {
+        cookie: refreshCookieOf(refreshed)!,
+      });
+      expect(late.status).toBe(401);
+    } finally {
+      await short.close();
+    }
   });
 });
 

@@ -24,6 +24,8 @@ describe('configuration from the environment', () => {
     ['COOKIE_KEYS', { COOKIE_KEYS: 'short' }],
     ['LOG_LEVEL', { LOG_LEVEL: 'loud' }],
     ['TRUST_PROXY', { TRUST_PROXY: 'maybe' }],
+    ['SESSION_IDLE_MINUTES', { SESSION_IDLE_MINUTES: '1' }],
+    ['REAUTH_WINDOW_MINUTES', { REAUTH_WINDOW_MINUTES: '0' }],
   ])('names %s when its value is invalid', (variable, environment) => {
     expect(() => loadConfig(environment)).toThrow(ConfigError);
     expect(() => loadConfig(environment)).toThrow(new RegExp(`^Invalid configuration: ${variable} `));
@@ -41,6 +43,16 @@ describe('configuration from the environment', () => {
     expect(hops('1')).toEqual([true, 1]);
     expect(hops('2')).toEqual([true, 2]);
     expect(() => loadConfig({ TRUST_PROXY: '-1' })).toThrow(/^Invalid configuration: TRUST_PROXY /);
+  });
+
+  it('ends idle sessions after 7 days unless SESSION_IDLE_MINUTES says otherwise', () => {
+    expect(loadConfig({}).sessions.idleTimeoutSeconds).toBe(7 * 24 * 60 * 60);
+    expect(loadConfig({ SESSION_IDLE_MINUTES: '90' }).sessions.idleTimeoutSeconds).toBe(5400);
+  });
+
+  it('allows sensitive changes 5 minutes after an authentication unless REAUTH_WINDOW_MINUTES says otherwise', () => {
+    expect(loadConfig({}).sessions.reauthenticationMaxAgeSeconds).toBe(300);
+    expect(loadConfig({ REAUTH_WINDOW_MINUTES: '10' }).sessions.reauthenticationMaxAgeSeconds).toBe(600);
   });
 
   it('refuses production without keys, naming the variable', () => {

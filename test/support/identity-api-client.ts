@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import { issueMainAuthAccessToken } from '../../src/tokens/main-auth-access-token.js';
+import { startTestSession } from './sign-in.js';
 import type { TestService } from './test-service.js';
 
 export interface ApiAnswer {
@@ -36,7 +37,7 @@ export async function callIdentityApi(
   return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : {} };
 }
 
-/** A main-auth access token for the user, as a login would issue (no session record behind it). */
+/** A main-auth access token for the user, as a login would issue, with a live session behind it (or the one given). */
 export async function mainAuthTokenFor(
   service: TestService,
   userId: string,
@@ -49,7 +50,8 @@ export async function mainAuthTokenFor(
     {
       userId,
       tokenId: crypto.randomUUID(),
-      sessionId: options.sessionId ?? crypto.randomUUID(),
+      sessionId:
+        options.sessionId ?? (await startTestSession(service, userId, { authenticatedAt: options.authTime })),
       authMethod: 'pwd',
       authTime: options.authTime ?? now,
       roles: [],

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { insertSession } from '../../src/identity/sessions/sessions.js';
 import type { SigningKey } from '../../src/keys/signing-keys.js';
 import { issueMainAuthAccessToken } from '../../src/tokens/main-auth-access-token.js';
 import { createTestClient, createTestUser } from './fixtures.js';
@@ -23,7 +24,42 @@ export async function userWithTokens(service: TestService, clientType: 'public' 
   return { user, client, clientSecret, config, tokens, browser };
 }
 
-/** A main-auth access token for a user, as the identity API issues at login (signed with the main-auth key). */
+/**
+ * A main-auth session of the user, as a login through the API starts (the record only: no refresh
+ * token, no device). Account routes accept only the access tokens of a live session; `authenticatedAt`
+ * (default now) is its last authentication, which sensitive changes check.
+ */
+export async function startTestSession(
+  service: TestService,
+  userId: string,
+  options: { authenticatedAt?: Date | undefined } = {},
+): Promise<string> {
+  const session = await insertSession(
+    service.service.db,
+    {
+      id: crypto.randomUUID(),
+      refreshTokenId: crypto.randomUUID(),
+      userId,
+      userAgent: 'test',
+      ipAddress: '127.0.0.1',
+      browserName: '',
+      authMethod: 'pwd',
+    },
+    service.service.clock.now(),
+  );
+  if (options.authenticatedAt) {
+    await service.service
+      .db('sessions')
+      .where({ id: session.id })
+      .update({ auth_time: options.authenticatedAt, last_authenticated_at: options.authenticatedAt });
+  }
+  return session.id;
+}
+
+/**
+ * A main-auth access token for a user, as the identity API issues at login (signed with the main-auth
+ * key), with the live session behind it.
+ */
 export async function mainAuthToken(
   service: TestService,
   user: { id: string },
@@ -33,7 +69,12 @@ export async function mainAuthToken(
     service.service.keys.mainAuth,
     { issuer: service.issuer, audience: service.service.config.apiAudience },
     user,
-    options,
+    {
+      ...options,
+      sessionId:
+        options.sessionId ??
+        (await startTestSession(service, user.id, { authenticatedAt: options.authTime })),
+    },
   );
 }
 
@@ -42,6 +83,8 @@ export interface MainAuthTokenOptions {
   roles?: string[];
   authTime?: Date;
   issuedAt?: Date;
+  /** The session the token belongs to; `mainAuthToken` starts one when absent. */
+  sessionId?: string;
 }
 
 /** The same token for a service the test does not run in-process (its key and issuer given). */
@@ -57,7 +100,7 @@ export async function signMainAuthToken(
     {
       userId: user.id,
       tokenId: crypto.randomUUID(),
-      sessionId: crypto.randomUUID(),
+      sessionId: options.sessionId ?? crypto.randomUUID(),
       authMethod: 'pwd',
       authTime: options.authTime ?? new Date(),
       roles: options.roles ?? [],

@@ -9,6 +9,7 @@ import { allowedMethodsSetting } from '../auth-flow/allowed-methods.js';
 import type { AuthFlowEngine, FlowInProgress } from '../auth-flow/flow-engine.js';
 import { flowStartRateLimit, flowStepRateLimit } from '../auth-flow/flow-rate-limits.js';
 import { flowKinds } from '../auth-flow/flow-session.js';
+import type { SecurityNotifications } from '../notifications/security-notifications.js';
 import { loadFunnel } from '../auth-flow/funnel-steps.js';
 import type { RequestInfo } from '../auth-flow/step.js';
 import { completeSignIn } from '../sessions/complete-sign-in.js';
@@ -23,6 +24,7 @@ export interface AuthFlowRouteDependencies {
   flows: AuthFlowEngine;
   rateLimits: RateLimits;
   signing: MainAuthSigning;
+  notifications: SecurityNotifications;
   apiPrefix: string;
 }
 
@@ -184,7 +186,13 @@ export function authFlowRoutes(deps: AuthFlowRouteDependencies): IdentityRoutes 
             completeSignIn(
               trx,
               signing,
-              { userId: completed.userId, authMethods: completed.authMethods, request, deviceCookie },
+              {
+                flow: completed.flow,
+                userId: completed.userId,
+                authMethods: completed.authMethods,
+                request,
+                deviceCookie,
+              },
               clock.now(),
             ),
         });
@@ -202,6 +210,14 @@ export function authFlowRoutes(deps: AuthFlowRouteDependencies): IdentityRoutes 
           clock.now(),
         );
         if (tokens.newDeviceSecret) setDeviceCookie(ctx, tokens.newDeviceSecret);
+        if (tokens.newDeviceFor) {
+          deps.notifications.notify(tokens.newDeviceFor, {
+            kind: 'new_device_sign_in',
+            device: tokens.session.browserName,
+            ip: request.ip,
+            at: tokens.session.createdAt,
+          });
+        }
         ctx.body = {
           status: 'completed',
           flow: outcome.flow,

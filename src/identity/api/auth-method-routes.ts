@@ -1,18 +1,13 @@
 import { z } from 'zod';
 import type { Clock } from '../../clock.js';
-import type { Database } from '../../db/database.js';
-import { requireAccessToken } from '../../http/bearer-auth.js';
 import { requestInfo } from '../../http/request-info.js';
-import type { TokenVerification } from '../../tokens/principal.js';
 import { authMethodTypes } from '../auth-methods/auth-method-type.js';
 import type { AuthMethodManager } from '../auth-methods/manage-auth-methods.js';
-import { activeSessionOf, requireActiveSession } from '../sessions/require-active-session.js';
+import { activeSessionOf } from '../sessions/require-active-session.js';
 import type { IdentityRoutes } from './identity-api.js';
 
 export interface AuthMethodRouteDependencies {
-  db: Database;
   clock: Clock;
-  tokenVerification: TokenVerification;
   manager: AuthMethodManager;
 }
 
@@ -53,14 +48,13 @@ const verifyRequest = z
 
 /** /security/auth-methods: list, set up, confirm and remove the user's sign-in methods. */
 export function authMethodRoutes(deps: AuthMethodRouteDependencies): IdentityRoutes {
-  const { db, clock, manager } = deps;
-  const authenticated = [
-    requireAccessToken(deps.tokenVerification, ['main-auth']),
-    requireActiveSession(db, clock),
-  ];
+  const { clock, manager } = deps;
   const common = {
     400: { description: 'Malformed request' },
-    401: { description: 'No valid main-auth access token, or its session has ended' },
+    401: {
+      description:
+        'No valid main-auth access token, its session has ended, or (changes) reauthentication_required',
+    },
     404: { description: 'No such sign-in method' },
   };
   const typeOf = (params: Record<string, string>) => methodType.parse(params.type);
@@ -78,7 +72,6 @@ export function authMethodRoutes(deps: AuthMethodRouteDependencies): IdentityRou
           ...common,
         },
       },
-      ...authenticated,
       async (ctx) => {
         const { methods, available } = await manager.list(activeSessionOf(ctx).userId);
         ctx.set('Cache-Control', 'no-store');
@@ -99,6 +92,7 @@ export function authMethodRoutes(deps: AuthMethodRouteDependencies): IdentityRou
         summary: 'Begin setting up a method (TOTP: answers the secret), or turn a turned-off one back on',
         tags: ['Security'],
         security: 'bearer',
+        reauthentication: true,
         responses: {
           200: { description: 'Set up, or waiting for its confirmation', schema: setupResponse },
           ...common,
@@ -106,7 +100,6 @@ export function authMethodRoutes(deps: AuthMethodRouteDependencies): IdentityRou
           409: { description: 'Already set up, or its prerequisite is missing' },
         },
       },
-      ...authenticated,
       async (ctx) => {
         const userId = activeSessionOf(ctx).userId;
         const type = typeOf(ctx.params);
@@ -124,6 +117,7 @@ export function authMethodRoutes(deps: AuthMethodRouteDependencies): IdentityRou
         summary: 'Confirm a setup (TOTP: a code from the app)',
         tags: ['Security'],
         security: 'bearer',
+        reauthentication: true,
         body: verifyRequest,
         responses: {
           200: {
@@ -134,7 +128,6 @@ export function authMethodRoutes(deps: AuthMethodRouteDependencies): IdentityRou
           409: { description: 'No setup in progress' },
         },
       },
-      ...authenticated,
       async (ctx, body) => {
         const userId = activeSessionOf(ctx).userId;
         const type = typeOf(ctx.params);
@@ -151,13 +144,13 @@ export function authMethodRoutes(deps: AuthMethodRouteDependencies): IdentityRou
         summary: 'Turn a method off or unlink it',
         tags: ['Security'],
         security: 'bearer',
+        reauthentication: true,
         responses: {
           200: { description: 'Removed', schema: z.object({ type: methodType, removed: z.literal(true) }) },
           ...common,
           409: { description: 'Mandatory, or the last usable sign-in method (account rule 5)' },
         },
       },
-      ...authenticated,
       async (ctx) => {
         const userId = activeSessionOf(ctx).userId;
         const type = typeOf(ctx.params);

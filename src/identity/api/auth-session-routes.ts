@@ -2,13 +2,13 @@ import { z } from 'zod';
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { ApiError } from '../../http/api-error.js';
-import { principalOf, requireAccessToken } from '../../http/bearer-auth.js';
 import type { RateLimits } from '../../http/rate-limit.js';
 import { requestInfo } from '../../http/request-info.js';
-import type { TokenVerification } from '../../tokens/principal.js';
 import { loadUserAccess } from '../access/user-access.js';
 import { loadUserMethodStates } from '../auth-methods/user-method-states.js';
 import type { MainAuthSigning } from '../sessions/main-auth-tokens.js';
+import { activeSessionOf } from '../sessions/require-active-session.js';
+import type { SessionPolicy } from '../sessions/session-policy.js';
 import { clearRefreshCookie, readRefreshCookie, setRefreshCookie } from '../sessions/refresh-cookie.js';
 import { refreshSession } from '../sessions/refresh-session.js';
 import { logOut } from '../sessions/session-revocation.js';
@@ -20,7 +20,7 @@ export interface AuthSessionRouteDependencies {
   clock: Clock;
   rateLimits: RateLimits;
   signing: MainAuthSigning;
-  tokenVerification: TokenVerification;
+  sessionPolicy: SessionPolicy;
   apiPrefix: string;
 }
 
@@ -51,7 +51,7 @@ const me = z
   })
   .meta({ id: 'CurrentUser' });
 
-/** /auth/refresh, /auth/logout (the refresh cookie) and /auth/me (a main-auth access token). */
+/** /auth/refresh, /auth/logout (the refresh cookie) and /auth/me (signed in: a live session's token). */
 export function authSessionRoutes(deps: AuthSessionRouteDependencies): IdentityRoutes {
   const { db, clock, apiPrefix } = deps;
   return (api) => {
@@ -77,7 +77,7 @@ export function authSessionRoutes(deps: AuthSessionRouteDependencies): IdentityR
         const now = clock.now();
         try {
           const tokens = await refreshSession(
-            { db, signing: deps.signing, rateLimits: deps.rateLimits },
+            { db, signing: deps.signing, rateLimits: deps.rateLimits, sessionPolicy: deps.sessionPolicy },
             presented,
             request,
             now,
@@ -129,15 +129,12 @@ export function authSessionRoutes(deps: AuthSessionRouteDependencies): IdentityR
         security: 'bearer',
         responses: {
           200: { description: 'The current user', schema: me },
-          401: { description: 'No valid main-auth access token' },
+          401: { description: 'No valid main-auth access token, or its session has ended' },
         },
       },
-      requireAccessToken(deps.tokenVerification, ['main-auth']),
       async (ctx) => {
-        const principal = principalOf(ctx);
-        if (principal.kind !== 'user')
-          throw new ApiError(401, 'unauthorized', 'A user access token is required.');
-        const user = await findUserById(db, principal.userId);
+        const session = activeSessionOf(ctx);
+        const user = await findUserById(db, session.userId);
         if (!user || user.status !== 'active') {
           throw new ApiError(401, 'unauthorized', 'This account is no longer available.');
         }
@@ -161,7 +158,7 @@ export function authSessionRoutes(deps: AuthSessionRouteDependencies): IdentityR
           mfaProtected: methods
             .list()
             .some((method) => method.type !== 'password' && method.isEnabled && method.isVerified),
-          ...(principal.sessionId ? { sessionId: principal.sessionId } : {}),
+          sessionId: session.id,
         } satisfies z.infer<typeof me>;
       },
     );

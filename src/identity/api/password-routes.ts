@@ -1,15 +1,10 @@
 import { z } from 'zod';
-import { principalOf, requireAccessToken } from '../../http/bearer-auth.js';
 import { requestInfo } from '../../http/request-info.js';
-import type { TokenVerification } from '../../tokens/principal.js';
 import { changePassword } from '../passwords/password-change.js';
 import type { PasswordDeps } from '../passwords/password-deps.js';
 import { requestPasswordReset, resetPassword, verifyPasswordResetCode } from '../passwords/password-reset.js';
+import { activeSessionOf } from '../sessions/require-active-session.js';
 import type { IdentityRoutes } from './identity-api.js';
-
-export interface PasswordRoutesDeps extends PasswordDeps {
-  tokenVerification: TokenVerification;
-}
 
 const identifier = z.string().max(320).describe('Email address or phone number (E.164)');
 const code = z.string().trim().min(1).max(20).describe('The 6-character code received');
@@ -51,7 +46,7 @@ const errors = {
 };
 
 /** /auth/password/*: forgotten password (forgot, verify-code, reset) and change. */
-export function passwordRoutes(deps: PasswordRoutesDeps): IdentityRoutes {
+export function passwordRoutes(deps: PasswordDeps): IdentityRoutes {
   return (api) => {
     api.add(
       {
@@ -137,19 +132,17 @@ export function passwordRoutes(deps: PasswordRoutesDeps): IdentityRoutes {
         responses: {
           200: { description: 'Password changed', schema: revokedResponse('password_changed') },
           ...errors,
-          401: { description: 'No valid main-auth access token' },
+          401: { description: 'No valid main-auth access token, or its session has ended' },
           409: { description: 'password_not_set: the account has no password yet' },
         },
       },
-      requireAccessToken(deps.tokenVerification, ['main-auth']),
       async (ctx, body) => {
-        const principal = principalOf(ctx);
-        if (principal.kind !== 'user') throw new Error('main-auth principals are users');
+        const session = activeSessionOf(ctx);
         const result = await changePassword(deps, {
           ...body,
           ...requestInfo(ctx),
-          userId: principal.userId,
-          sessionId: principal.sessionId,
+          userId: session.userId,
+          sessionId: session.id,
         });
         ctx.body = { status: 'password_changed', ...result };
       },

@@ -2,18 +2,17 @@ import { z } from 'zod';
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { notFound } from '../../http/api-error.js';
-import { requireAccessToken } from '../../http/bearer-auth.js';
 import { requestInfo } from '../../http/request-info.js';
-import type { TokenVerification } from '../../tokens/principal.js';
-import { activeSessionOf, requireActiveSession } from '../sessions/require-active-session.js';
+import { activeSessionOf } from '../sessions/require-active-session.js';
 import { revokeOtherSessionsOfUser, revokeSessionOfUser } from '../sessions/session-revocation.js';
+import type { SessionPolicy } from '../sessions/session-policy.js';
 import { listActiveSessions } from '../sessions/sessions.js';
 import type { IdentityRoutes } from './identity-api.js';
 
 export interface SecuritySessionRouteDependencies {
   db: Database;
   clock: Clock;
-  tokenVerification: TokenVerification;
+  sessionPolicy: SessionPolicy;
 }
 
 const sessionView = z
@@ -35,10 +34,6 @@ const sessionList = z.object({ sessions: z.array(sessionView) }).meta({ id: 'Ses
 /** GET /security/sessions, DELETE /security/sessions/:id, POST /security/sessions/revoke-all. */
 export function securitySessionRoutes(deps: SecuritySessionRouteDependencies): IdentityRoutes {
   const { db, clock } = deps;
-  const authenticated = [
-    requireAccessToken(deps.tokenVerification, ['main-auth']),
-    requireActiveSession(db, clock),
-  ];
   const unauthorized = { 401: { description: 'No valid main-auth access token, or its session has ended' } };
 
   return (api) => {
@@ -54,10 +49,9 @@ export function securitySessionRoutes(deps: SecuritySessionRouteDependencies): I
           ...unauthorized,
         },
       },
-      ...authenticated,
       async (ctx) => {
         const current = activeSessionOf(ctx);
-        const sessions = await listActiveSessions(db, current.userId, clock.now());
+        const sessions = await listActiveSessions(db, current.userId, deps.sessionPolicy, clock.now());
         ctx.set('Cache-Control', 'no-store');
         ctx.body = {
           sessions: sessions.map((session) => ({
@@ -88,7 +82,6 @@ export function securitySessionRoutes(deps: SecuritySessionRouteDependencies): I
           404: { description: 'No such active session of this user' },
         },
       },
-      ...authenticated,
       async (ctx) => {
         const current = activeSessionOf(ctx);
         const now = clock.now();
@@ -115,7 +108,6 @@ export function securitySessionRoutes(deps: SecuritySessionRouteDependencies): I
           ...unauthorized,
         },
       },
-      ...authenticated,
       async (ctx) => {
         const current = activeSessionOf(ctx);
         const now = clock.now();

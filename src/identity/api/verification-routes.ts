@@ -1,14 +1,12 @@
 import { z } from 'zod';
-import { principalOf, requireAccessToken } from '../../http/bearer-auth.js';
+import { principalOf } from '../../http/bearer-auth.js';
 import { requestInfo } from '../../http/request-info.js';
-import type { TokenVerification } from '../../tokens/principal.js';
-import { confirmContact, sendContactVerification } from '../verification/contact-verification.js';
-import type { VerificationDeps } from '../verification/verification-codes.js';
+import {
+  confirmContact,
+  sendContactVerification,
+  type ContactVerificationDeps,
+} from '../verification/contact-verification.js';
 import type { IdentityRoutes } from './identity-api.js';
-
-export interface VerificationRoutesDeps extends VerificationDeps {
-  tokenVerification: TokenVerification;
-}
 
 const identifier = z.string().max(320).describe('Email address or phone number (E.164)');
 const sendBody = z.object({
@@ -18,12 +16,11 @@ const sendBody = z.object({
 const confirmBody = z.object({ identifier, code: z.string().trim().min(1).max(20) });
 
 /** /auth/verify/*: add or confirm an email or phone on one's own account with a code. */
-export function verificationRoutes(deps: VerificationRoutesDeps): IdentityRoutes {
-  const authenticated = requireAccessToken(deps.tokenVerification, ['main-auth']);
+export function verificationRoutes(deps: ContactVerificationDeps): IdentityRoutes {
   const requester = (ctx: Parameters<typeof principalOf>[0]) => {
     const principal = principalOf(ctx);
     if (principal.kind !== 'user') throw new Error('main-auth principals are users');
-    return { userId: principal.userId, authTime: principal.authTime, ...requestInfo(ctx) };
+    return { userId: principal.userId, ...requestInfo(ctx) };
   };
   return (api) => {
     api.add(
@@ -33,6 +30,7 @@ export function verificationRoutes(deps: VerificationRoutesDeps): IdentityRoutes
         summary: 'Send a verification code to an email or phone to add to the account',
         tags: ['verification'],
         security: 'bearer',
+        reauthentication: true,
         body: sendBody,
         responses: {
           200: {
@@ -44,13 +42,15 @@ export function verificationRoutes(deps: VerificationRoutesDeps): IdentityRoutes
             }),
           },
           400: { description: 'Invalid identifier or no transport for it' },
-          401: { description: 'No valid access token, or reauthentication_required' },
+          401: {
+            description:
+              'No valid main-auth access token, its session has ended, or reauthentication_required',
+          },
           409: { description: 'identifier_taken or already_verified' },
           429: { description: 'Rate or code-sending limit: Retry-After' },
           502: { description: 'The transport could not take the message' },
         },
       },
-      authenticated,
       async (ctx, body) => {
         const sent = await sendContactVerification(deps, requester(ctx), body);
         ctx.body = {
@@ -79,12 +79,11 @@ export function verificationRoutes(deps: VerificationRoutesDeps): IdentityRoutes
             }),
           },
           400: { description: 'invalid_code (details.attemptsLeft) or invalid input' },
-          401: { description: 'No valid access token' },
+          401: { description: 'No valid main-auth access token, or its session has ended' },
           409: { description: 'identifier_taken' },
           410: { description: 'code_expired' },
         },
       },
-      authenticated,
       async (ctx, body) => {
         const contact = await confirmContact(deps, requester(ctx), body);
         ctx.body = { status: 'verified', ...contact };

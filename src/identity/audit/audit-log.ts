@@ -16,6 +16,7 @@ export const auditEventTypes = {
   authMethodAdded: 'identity.auth_method.added',
   authMethodRemoved: 'identity.auth_method.removed',
   contactVerified: 'identity.contact.verified',
+  reauthenticated: 'identity.session.reauthenticated',
 } as const;
 
 export interface AuditEvent {

@@ -6,6 +6,7 @@ import { auditEventTypes, writeAuditEvent } from '../audit/audit-log.js';
 import type { RequestInfo } from '../auth-flow/step.js';
 import { allowedMethodsSetting } from '../auth-flow/allowed-methods.js';
 import { loadFunnel, type FunnelStep } from '../auth-flow/funnel-steps.js';
+import type { SecurityNotifications } from '../notifications/security-notifications.js';
 import { findUserById, type User } from '../users/user.js';
 import type { AuthMethodPlugin, AuthMethodRegistry } from './auth-method-plugin.js';
 import type { AuthMethodType } from './auth-method-type.js';
@@ -37,13 +38,15 @@ const unknownMethod = (type: string) =>
  * The user's sign-in methods in the security settings (spec: /security/auth-methods), with the account
  * rules: a mandatory method of the login funnel can't be turned off, and at least one sign-in method
  * must stay usable (rule 5). Every change is written to the audit log (identity.auth_method.added /
- * removed) in its transaction. Changes run in a transaction that first locks the user's row, so two
- * parallel removals can't each leave the other as "the last one" and end with none.
+ * removed) in its transaction, and the user is told of it once it is committed. Changes run in a
+ * transaction that first locks the user's row, so two parallel removals can't each leave the other as
+ * "the last one" and end with none.
  */
 export class AuthMethodManager {
   constructor(
     private readonly db: Database,
     private readonly methods: AuthMethodRegistry,
+    private readonly notifications: SecurityNotifications,
   ) {}
 
   async list(userId: string): Promise<{ methods: AuthMethodView[]; available: AuthMethodType[] }> {
@@ -73,7 +76,8 @@ export class AuthMethodManager {
   ): Promise<Record<string, unknown>> {
     const method = this.methods.get(type);
     if (!method) throw unknownMethod(type);
-    return this.#change(userId, async (trx, user, states, loginFunnel) => {
+    let enabledFor: User | undefined;
+    const shown = await this.#change(userId, async (trx, user, states, loginFunnel) => {
       if (method.setup) {
         const allowed = await readSetting(trx, allowedMethodsSetting);
         if (!this.#maySetUp(method, allowed, loginFunnel)) {
@@ -82,6 +86,10 @@ export class AuthMethodManager {
           });
         }
         const shown = await method.setup.begin(trx, user, now);
+        if (!method.setup.confirm) {
+          await this.#audit(trx, userId, method.type, 'added', request, now);
+          enabledFor = user;
+        }
         return {
           type: method.type,
           status: method.setup.confirm ? 'pending_verification' : 'enabled',
@@ -97,6 +105,8 @@ export class AuthMethodManager {
           { isEnabled: true, isVerified: true },
           now,
         );
+        await this.#audit(trx, userId, method.type, 'added', request, now);
+        enabledFor = user;
         return { type: method.type, status: 'enabled' };
       }
       throw new ApiError(
@@ -108,6 +118,8 @@ export class AuthMethodManager {
         { type: method.type },
       );
     });
+    if (enabledFor) this.notifications.notify(enabledFor, { kind: 'auth_method_added', method: method.type });
+    return shown;
   }
 
   /** Confirms a setup (e.g. the first TOTP code). */
@@ -125,17 +137,19 @@ export class AuthMethodManager {
       throw new ApiError(409, 'nothing_to_verify', `The sign-in method ${type} needs no confirmation.`);
     }
     const parsed = setup.input.parse(input);
-    await this.#change(userId, async (trx, user) => {
+    const user = await this.#change(userId, async (trx, user) => {
       await setup.confirm!(trx, user, parsed, now);
       await this.#audit(trx, userId, method.type, 'added', request, now);
+      return user;
     });
+    this.notifications.notify(user, { kind: 'auth_method_added', method: method.type });
   }
 
   /** Turns a method off (a password or a code method) or removes it (TOTP). */
   async remove(userId: string, type: string, request: RequestInfo, now: Date): Promise<void> {
     const method = this.methods.get(type);
     if (!method) throw unknownMethod(type);
-    await this.#change(userId, async (trx, _user, states, loginFunnel) => {
+    const user = await this.#change(userId, async (trx, user, states, loginFunnel) => {
       const row = states.row(method.type);
       if (!states.isConfigured(method.type) && !row) throw unknownMethod(type);
       if (this.#view(method, states, loginFunnel).mandatory) {
@@ -169,7 +183,9 @@ export class AuthMethodManager {
         );
       }
       await this.#audit(trx, userId, method.type, 'removed', request, now);
+      return user;
     });
+    this.notifications.notify(user, { kind: 'auth_method_removed', method: method.type });
   }
 
   #audit(

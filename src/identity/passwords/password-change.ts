@@ -27,7 +27,9 @@ export interface PasswordChange {
  * A signed-in user changes the password: the current one is checked under the same brute-force
  * protection as a login (a stolen access token can't be used to guess it), the new one must pass the
  * policy; then in one transaction the hash is replaced, the user's other sessions revoked and
- * identity.password.changed written.
+ * identity.password.changed written. The current password is a re-authentication: the session records
+ * it (so the change needs no separate one, and the next few minutes allow other sensitive changes).
+ * The user is told, at their primary contact.
  */
 export async function changePassword(
   deps: PasswordDeps,
@@ -62,9 +64,10 @@ export async function changePassword(
   await releaseLoginAttempt(protection, { userId: user.id, ip: change.ip });
   assertPasswordAcceptable(change.newPassword, [user.email ?? '', user.phone ?? '']);
   const hash = await hashPassword(change.newPassword);
-  return deps.db.transaction(async (trx) => {
+  const result = await deps.db.transaction(async (trx) => {
     const now = deps.clock.now();
     await savePasswordHash(trx, user.id, hash, now);
+    if (change.sessionId) await deps.recordSessionAuthentication(trx, change.sessionId);
     const revokedSessions = await deps.revokeOtherSessions(trx, user.id, change.sessionId);
     await writeAuditEvent(
       trx,
@@ -79,4 +82,6 @@ export async function changePassword(
     );
     return { revokedSessions };
   });
+  deps.notifications.notify(user, { kind: 'password_changed' });
+  return result;
 }

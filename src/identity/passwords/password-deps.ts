@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { SecurityNotifications } from '../notifications/security-notifications.js';
 import type { VerificationDeps } from '../verification/verification-codes.js';
 
 /**
@@ -11,9 +12,18 @@ export type RevokeOtherSessions = (
   exceptSessionId?: string,
 ) => Promise<number>;
 
+/**
+ * Records on the session that its user just proved who they are (the current password of a change):
+ * false when the session is no longer live. identity-core's recordAuthentication is wired here.
+ */
+export type RecordSessionAuthentication = (trx: Knex.Transaction, sessionId: string) => Promise<boolean>;
+
 /** What the password flows (reset, change) need. */
 export interface PasswordDeps extends VerificationDeps {
   /** Public origin of the service: reset links point to `<issuer>/<lang>/reset-password`. */
   issuer: string;
   revokeOtherSessions: RevokeOtherSessions;
+  recordSessionAuthentication: RecordSessionAuthentication;
+  /** Tells the user their password was changed or reset. */
+  notifications: SecurityNotifications;
 }

@@ -93,7 +93,7 @@ export const passwordMismatch = () =>
 /**
  * Step 3: the new password. In one transaction: the code is redeemed, the password replaced, every
  * session of the user revoked (whoever knew the old password is signed out), the lockout cleared and
- * identity.password.reset written.
+ * identity.password.reset written. Then the user is told, at their primary contact.
  */
 export async function resetPassword(
   deps: PasswordDeps,
@@ -119,7 +119,7 @@ export async function resetPassword(
   }
   assertPasswordAcceptable(request.password, [user.email ?? '', user.phone ?? '']);
   const hash = await hashPassword(request.password);
-  return deps.db.transaction(async (trx) => {
+  const result = await deps.db.transaction(async (trx) => {
     await confirmVerificationCode(deps, { ...code, userId: user.id }, trx);
     const now = deps.clock.now();
     await savePasswordHash(trx, user.id, hash, now);
@@ -138,4 +138,6 @@ export async function resetPassword(
     );
     return { revokedSessions };
   });
+  deps.notifications.notify(user, { kind: 'password_reset' });
+  return result;
 }

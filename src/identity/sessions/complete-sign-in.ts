@@ -1,25 +1,44 @@
 import type { Queryable } from '../../db/database.js';
+import type { FlowKind } from '../auth-flow/flow-session.js';
 import type { RequestInfo } from '../auth-flow/step.js';
-import { findUserById } from '../users/user.js';
+import { findUserById, type User } from '../users/user.js';
 import { deviceBindingFor } from './device-bindings.js';
 import type { MainAuthSigning } from './main-auth-tokens.js';
-import { saveAccountOnDevice } from './saved-accounts.js';
+import { isAccountSavedOnDevice, saveAccountOnDevice } from './saved-accounts.js';
 import { startSession, type SessionTokens } from './start-session.js';
+
+export interface CompletedSignIn extends SessionTokens {
+  newDeviceSecret?: string | undefined;
+  /** A login on a device this user never signed in on: the user, to be told once the flow is committed. */
+  newDeviceFor?: User | undefined;
+}
 
 /**
  * The end of a login or registration through the API, inside the transaction that ends the flow: the
  * device binding (found from its cookie or new), the main-auth session with its tokens, and the
- * account saved on the device.
+ * account saved on the device. The account saved on a device is also how a device is "seen before" for
+ * a user: a login anywhere else is a new-device sign-in (a registration is not: the account is new).
  */
 export async function completeSignIn(
   trx: Queryable,
   signing: MainAuthSigning,
-  signIn: { userId: string; authMethods: string[]; request: RequestInfo; deviceCookie: string | undefined },
+  signIn: {
+    flow: FlowKind;
+    userId: string;
+    authMethods: string[];
+    request: RequestInfo;
+    deviceCookie: string | undefined;
+  },
   now: Date,
-): Promise<SessionTokens & { newDeviceSecret?: string | undefined }> {
+): Promise<CompletedSignIn> {
   const device = await deviceBindingFor(trx, signIn.deviceCookie, signIn.request, now);
   const tokens = await startSession(trx, signing, { ...signIn, deviceBindingId: device.id }, now);
   const user = await findUserById(trx, signIn.userId);
+  const seenBefore = user ? await isAccountSavedOnDevice(trx, device.id, user.id) : true;
   if (user) await saveAccountOnDevice(trx, device.id, user, now);
-  return { ...tokens, newDeviceSecret: device.newSecret };
+  return {
+    ...tokens,
+    newDeviceSecret: device.newSecret,
+    newDeviceFor: signIn.flow === 'login' && !seenBefore ? user : undefined,
+  };
 }

@@ -12,6 +12,7 @@ import {
   recordReplacement,
   type RefreshToken,
 } from './refresh-tokens.js';
+import type { SessionPolicy } from './session-policy.js';
 import { findActiveSession, revokeSession, touchSession } from './sessions.js';
 import type { SessionTokens } from './start-session.js';
 
@@ -22,6 +23,7 @@ export interface RefreshDependencies {
   db: Database;
   signing: MainAuthSigning;
   rateLimits: RateLimits;
+  sessionPolicy: SessionPolicy;
 }
 
 const refreshRefused = () =>
@@ -54,9 +56,10 @@ export async function refreshSession(
   const rotated = await db.transaction(async (trx) => {
     const consumed = await consumeRefreshToken(trx, presented, now);
     if (!consumed) return undefined;
-    const session = await findActiveSession(trx, consumed.sessionId, now);
+    const session = await findActiveSession(trx, consumed.sessionId, deps.sessionPolicy, now);
     const user = session ? await findUserById(trx, session.userId) : undefined;
-    // Rolls the consumption back too: nothing changes for a session that is over.
+    // Rolls the consumption back too: nothing changes for a session that is over (revoked, expired,
+    // or idle past the policy's timeout).
     if (!session || user?.status !== 'active') throw refreshRefused();
     const next = await issueRefreshToken(trx, session, now);
     await recordReplacement(trx, consumed.id, next.id);

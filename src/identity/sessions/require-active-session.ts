@@ -3,6 +3,7 @@ import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { ApiError } from '../../http/api-error.js';
 import { principalOf } from '../../http/bearer-auth.js';
+import type { SessionPolicy } from './session-policy.js';
 import { findActiveSession, type Session } from './sessions.js';
 
 export interface ActiveSessionState {
@@ -10,15 +11,15 @@ export interface ActiveSessionState {
 }
 
 /**
- * After requireAccessToken(['main-auth']): the token's session must still be live. Access tokens are
- * self-contained for 15 minutes; the security settings (sessions, sign-in methods) check the session
- * too, so a revoked session can't be used to manage the account in the meantime.
+ * After requireAccessToken(['main-auth']): the token's session must still be live (not revoked,
+ * expired or idle). Access tokens are self-contained for 15 minutes; this is what keeps an ended
+ * session's token away from the account in the meantime. Used through requireSignedIn.
  */
-export function requireActiveSession(db: Database, clock: Clock): Middleware {
+export function requireActiveSession(db: Database, clock: Clock, policy: SessionPolicy): Middleware {
   return async function activeSession(ctx, next) {
     const principal = principalOf(ctx);
     const sessionId = principal.kind === 'user' ? principal.sessionId : undefined;
-    const session = sessionId ? await findActiveSession(db, sessionId, clock.now()) : undefined;
+    const session = sessionId ? await findActiveSession(db, sessionId, policy, clock.now()) : undefined;
     if (!session || principal.kind !== 'user' || session.userId !== principal.userId) {
       throw new ApiError(401, 'session_ended', 'This session has ended. Sign in again.');
     }

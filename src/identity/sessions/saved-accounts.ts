@@ -51,6 +51,18 @@ export async function saveAccountOnDevice(
     .merge(snapshot);
 }
 
+/** Whether the user ever signed in on the device (removing it from the list does not forget that). */
+export async function isAccountSavedOnDevice(
+  db: Queryable,
+  deviceBindingId: string,
+  userId: string,
+): Promise<boolean> {
+  const row = await db('saved_accounts')
+    .where({ device_binding_id: deviceBindingId, user_id: userId })
+    .first('id');
+  return row !== undefined;
+}
+
 export async function listSavedAccounts(db: Queryable, deviceBindingId: string): Promise<SavedAccount[]> {
   const rows: SavedAccountRow[] = await db('saved_accounts')
     .where({ device_binding_id: deviceBindingId })

@@ -1,5 +1,6 @@
 import type { Queryable } from '../../db/database.js';
 import { isUuid } from '../uuid.js';
+import { idleCutoff, type SessionPolicy } from './session-policy.js';
 
 /** Lifetime of a main-auth session and of its refresh tokens (spec: Limits). */
 export const sessionLifetimeMs = 30 * 24 * 60 * 60 * 1000;
@@ -14,7 +15,10 @@ export interface Session {
   ipAddress: string;
   browserName: string;
   authMethod: string;
+  /** The login's time (the access tokens' auth_time). */
   authTime: Date;
+  /** The last time the user proved who they are in this session: the login or a re-authentication. */
+  lastAuthenticatedAt: Date;
   lastActivityAt: Date;
   expiresAt: Date;
   isRevoked: boolean;
@@ -31,6 +35,7 @@ interface SessionRow {
   browser_name: string;
   auth_method: string;
   auth_time: Date;
+  last_authenticated_at: Date;
   last_activity_at: Date;
   expires_at: Date;
   is_revoked: boolean;
@@ -48,6 +53,7 @@ function fromRow(row: SessionRow): Session {
     browserName: row.browser_name,
     authMethod: row.auth_method,
     authTime: row.auth_time,
+    lastAuthenticatedAt: row.last_authenticated_at,
     lastActivityAt: row.last_activity_at,
     expiresAt: row.expires_at,
     isRevoked: row.is_revoked,
@@ -79,6 +85,7 @@ export async function insertSession(db: Queryable, session: NewSession, now: Dat
       browser_name: session.browserName,
       auth_method: session.authMethod,
       auth_time: now,
+      last_authenticated_at: now,
       last_activity_at: now,
       expires_at: new Date(now.getTime() + sessionLifetimeMs),
       created_at: now,
@@ -88,24 +95,32 @@ export async function insertSession(db: Queryable, session: NewSession, now: Dat
   return fromRow(row as SessionRow);
 }
 
-/** The session if it is live: not revoked, not expired. */
+/** The session if it is live: not revoked, not expired, not idle longer than the policy allows. */
 export async function findActiveSession(
   db: Queryable,
   sessionId: string,
+  policy: SessionPolicy,
   now: Date,
 ): Promise<Session | undefined> {
   if (!isUuid(sessionId)) return undefined;
   const row: SessionRow | undefined = await db('sessions')
     .where({ id: sessionId, is_revoked: false })
     .where('expires_at', '>', now)
+    .where('last_activity_at', '>', idleCutoff(policy, now))
     .first();
   return row ? fromRow(row) : undefined;
 }
 
-export async function listActiveSessions(db: Queryable, userId: string, now: Date): Promise<Session[]> {
+export async function listActiveSessions(
+  db: Queryable,
+  userId: string,
+  policy: SessionPolicy,
+  now: Date,
+): Promise<Session[]> {
   const rows: SessionRow[] = await db('sessions')
     .where({ user_id: userId, is_revoked: false })
     .where('expires_at', '>', now)
+    .where('last_activity_at', '>', idleCutoff(policy, now))
     .orderBy([{ column: 'last_activity_at', order: 'desc' }, { column: 'id' }]);
   return rows.map(fromRow);
 }
@@ -120,6 +135,26 @@ export async function touchSession(
   await db('sessions')
     .where({ id: sessionId })
     .update({ refresh_token_id: refreshTokenId, last_activity_at: now });
+}
+
+/**
+ * Records that the user just proved who they are in this session (a re-authentication, or the current
+ * password of a password change): sensitive changes are allowed for a few minutes from then. Also
+ * activity. False when the session is no longer live.
+ */
+export async function recordAuthentication(
+  db: Queryable,
+  sessionId: string,
+  policy: SessionPolicy,
+  now: Date,
+): Promise<boolean> {
+  if (!isUuid(sessionId)) return false;
+  const changed = await db('sessions')
+    .where({ id: sessionId, is_revoked: false })
+    .where('expires_at', '>', now)
+    .where('last_activity_at', '>', idleCutoff(policy, now))
+    .update({ last_authenticated_at: now, last_activity_at: now });
+  return changed > 0;
 }
 
 /**

@@ -13,6 +13,8 @@ export interface User {
   familyName: string | null;
   preferredUsername: string | null;
   picture: string | null;
+  /** BCP 47 language tag for the messages sent to the user; null: English. */
+  language: string | null;
   status: UserStatus;
   createdAt: Date;
   updatedAt: Date;
@@ -30,6 +32,7 @@ export interface UserRow {
   family_name: string | null;
   preferred_username: string | null;
   picture: string | null;
+  language: string | null;
   status: UserStatus;
   created_at: Date;
   updated_at: Date;
@@ -46,6 +49,7 @@ export function userFromRow(row: UserRow): User {
     familyName: row.family_name,
     preferredUsername: row.preferred_username,
     picture: row.picture,
+    language: row.language ?? null,
     status: row.status,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -72,6 +76,7 @@ export interface NewUser {
   phoneVerified?: boolean;
   givenName?: string | undefined;
   familyName?: string | undefined;
+  language?: string | undefined;
 }
 
 export async function insertUser(db: Queryable, user: NewUser): Promise<User> {
@@ -83,6 +88,7 @@ export async function insertUser(db: Queryable, user: NewUser): Promise<User> {
       phone_verified: user.phoneVerified ?? false,
       given_name: user.givenName ?? null,
       family_name: user.familyName ?? null,
+      language: user.language ?? null,
     },
     '*',
   );

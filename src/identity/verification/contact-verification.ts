@@ -1,6 +1,8 @@
 import { ApiError } from '../../http/api-error.js';
 import { auditEventTypes, writeAuditEvent } from '../audit/audit-log.js';
 import { endpointLimits, enforceEndpointLimit } from '../brute-force/endpoint-limits.js';
+import { maskedContact } from '../notifications/masked-contact.js';
+import { primaryContactOf, type SecurityNotifications } from '../notifications/security-notifications.js';
 import { requireIdentifier } from '../passwords/password-reset.js';
 import type { Identifier } from '../users/contact.js';
 import { findUserById, findUserByIdentifier, type User } from '../users/user.js';
@@ -12,13 +14,12 @@ import {
   type VerificationDeps,
 } from './verification-codes.js';
 
-/** Replacing a confirmed email or phone needs an authentication this recent (ASVS 7.5.1). */
-export const contactChangeMaxAuthAgeSeconds = 15 * 60;
+export interface ContactVerificationDeps extends VerificationDeps {
+  notifications: SecurityNotifications;
+}
 
 export interface ContactRequester {
   userId: string;
-  /** Epoch seconds of the requester's last authentication (from the access token). */
-  authTime: number | undefined;
   ip: string;
   userAgent: string;
 }
@@ -41,8 +42,8 @@ const identifierTaken = () =>
 
 /**
  * Adding (or confirming) an email or phone on one's own account, step 1: a contact_verify code sent to
- * it. Refused when another account has it, when it is already confirmed here, and (re-authentication)
- * when it would replace a confirmed contact and the last sign-in is older than 15 minutes.
+ * it. Refused when another account has it and when it is already confirmed here. (The route asks for a
+ * recent authentication first: a contact is where password resets go.)
  */
 export async function sendContactVerification(
   deps: VerificationDeps,
@@ -62,17 +63,6 @@ export async function sendContactVerification(
   if (current.value === identifier.value && current.verified) {
     throw new ApiError(409, 'already_verified', 'This contact is already confirmed on your account.');
   }
-  if (current.value !== null && current.value !== identifier.value && current.verified) {
-    const age = Math.floor(deps.clock.now().getTime() / 1000) - (requester.authTime ?? 0);
-    if (age > contactChangeMaxAuthAgeSeconds) {
-      throw new ApiError(
-        401,
-        'reauthentication_required',
-        'Sign in again to replace a confirmed email or phone.',
-        { maxAgeSeconds: contactChangeMaxAuthAgeSeconds },
-      );
-    }
-  }
   return sendVerificationCode(deps, {
     identifier,
     purpose: 'contact_verify',
@@ -84,10 +74,12 @@ export async function sendContactVerification(
 
 /**
  * Step 2: the code. The contact becomes the user's confirmed email or phone (replacing the previous
- * one), in one transaction with the code's redemption and identity.contact.verified.
+ * one), in one transaction with the code's redemption and identity.contact.verified. Then the owner is
+ * told where it matters: a replaced contact at that previous contact (it is where the real owner still
+ * reads), an added one at the account's other confirmed contact.
  */
 export async function confirmContact(
-  deps: VerificationDeps,
+  deps: ContactVerificationDeps,
   requester: ContactRequester,
   request: { identifier: string; code: string },
 ): Promise<{ kind: Identifier['kind']; value: string }> {
@@ -101,7 +93,8 @@ export async function confirmContact(
   // Wrong codes are counted here, outside the transaction, so no rollback can undo them.
   await checkVerificationCode(deps, code);
   const user = await activeUser(deps, requester.userId);
-  const previous = currentContact(user, identifier).value;
+  const current = currentContact(user, identifier);
+  const previous = current.value;
   await deps.db.transaction(async (trx) => {
     await confirmVerificationCode(deps, code, trx);
     if (!(await setVerifiedContact(trx, user.id, identifier, deps.clock.now()))) throw identifierTaken();
@@ -121,5 +114,18 @@ export async function confirmContact(
       deps.clock.now(),
     );
   });
+  const shown = { contact: identifier.kind, value: maskedContact(identifier) };
+  if (current.verified && previous && previous !== identifier.value) {
+    deps.notifications.notify(
+      user,
+      { kind: 'contact_replaced', ...shown },
+      { ...identifier, value: previous },
+    );
+  } else {
+    const other = primaryContactOf(user);
+    if (other && other.value !== identifier.value) {
+      deps.notifications.notify(user, { kind: 'contact_added', ...shown }, other);
+    }
+  }
   return identifier;
 }

@@ -1,14 +1,10 @@
 import type Router from '@koa/router';
+import type { Middleware } from 'koa';
 import { z } from 'zod';
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { ApiError } from '../../http/api-error.js';
-import {
-  principalOf,
-  requireAccessToken,
-  requirePermission,
-  requireRecentAuthentication,
-} from '../../http/bearer-auth.js';
+import { principalOf, requireAccessToken, requirePermission } from '../../http/bearer-auth.js';
 import { jsonApiRouter } from '../../http/json-api.js';
 import type { Logger } from '../../logger.js';
 import type { TokenVerification } from '../../tokens/principal.js';
@@ -19,9 +15,6 @@ import {
   grantTypes,
   newClientSchema,
 } from '../models/oauth-client.js';
-
-/** Re-authentication window of client management (spec: re-authentication; ours: 5 minutes). */
-export const clientManagementMaxAuthAgeSeconds = 5 * 60;
 
 const registrationRequest = z.object({
   name: z.string(),
@@ -43,6 +36,7 @@ export function clientRegistrationRoutes(deps: {
   db: Database;
   clock: Clock;
   tokenVerification: TokenVerification;
+  recentAuthentication: Middleware;
   logger: Logger;
 }): Router {
   const router = jsonApiRouter('/oauth/clients', deps.logger);
@@ -50,7 +44,7 @@ export function clientRegistrationRoutes(deps: {
     '/register',
     requireAccessToken(deps.tokenVerification, ['main-auth', 'oauth-user']),
     requirePermission('identity.oauth_clients.manage'),
-    requireRecentAuthentication(clientManagementMaxAuthAgeSeconds, () => deps.clock.now()),
+    deps.recentAuthentication,
     async (ctx) => {
       const principal = principalOf(ctx);
       const body = registrationRequest.parse(ctx.request.body ?? {});

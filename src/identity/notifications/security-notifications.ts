@@ -1,0 +1,45 @@
+import type { Messages } from '../../i18n/messages.js';
+import type { Logger } from '../../logger.js';
+import { channelOf } from '../transports/transport.js';
+import type { TransportRegistry } from '../transports/transport-registry.js';
+import type { Identifier } from '../users/contact.js';
+import type { User } from '../users/user.js';
+import { securityMessage, type SecurityNotice } from './security-notice.js';
+
+/** Where a user is told of changes: their confirmed email, else their confirmed phone. */
+export function primaryContactOf(user: User): Identifier | undefined {
+  if (user.email && user.emailVerified) return { kind: 'email', value: user.email };
+  if (user.phone && user.phoneVerified) return { kind: 'phone', value: user.phone };
+  return undefined;
+}
+
+/**
+ * Tells users of security changes through the transport registry, in their language. A notification
+ * never fails the action it reports: it is handed to the transport in the background, after the change
+ * is committed, and a failed delivery is logged, nothing more.
+ */
+export class SecurityNotifications {
+  constructor(
+    private readonly deps: { transports: TransportRegistry; messages: Messages; logger?: Logger | undefined },
+  ) {}
+
+  /** Sends `notice` to `to` (default: the user's primary contact); a user with no contact gets nothing. */
+  notify(user: User, notice: SecurityNotice, to: Identifier | undefined = primaryContactOf(user)): void {
+    if (!to) return;
+    const failed = (error: unknown) =>
+      this.deps.logger?.error(
+        { err: error, userId: user.id, notice: notice.kind },
+        'security notification not delivered',
+      );
+    try {
+      const language = this.deps.messages.pick(user.language);
+      const message = securityMessage(this.deps.messages, language, notice, {
+        channel: channelOf(to),
+        to: to.value,
+      });
+      this.deps.transports.send(message).catch(failed);
+    } catch (error) {
+      failed(error);
+    }
+  }
+}
