@@ -13,6 +13,7 @@ import { RateLimitExceeded, type RateLimits } from '../../http/rate-limit.js';
 import { requestInfo } from '../../http/request-info.js';
 import type { AuthFlowEngine, FlowInProgress } from '../../identity/auth-flow/flow-engine.js';
 import { flowStepRateLimit } from '../../identity/auth-flow/flow-rate-limits.js';
+import { readDeviceCookie } from '../../identity/sessions/device-bindings.js';
 import type { Logger } from '../../logger.js';
 import { allowedScopesOf } from '../client-metadata.js';
 import { saveConsent } from '../models/consent.js';
@@ -173,7 +174,8 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
           throw error instanceof RateLimitExceeded ? error.toApiError() : error;
         });
       }
-      outcome = await flows.submitScreen(form.flow, inputs, request, {
+      const fromDevice = { ...request, deviceCookie: readDeviceCookie(ctx) };
+      outcome = await flows.submitScreen(form.flow, inputs, fromDevice, {
         binding: { interactionUid: interaction.uid },
       });
     } catch (caught) {
