@@ -5,8 +5,7 @@ import {
   recordLoginFailure,
   recordLoginSuccess,
 } from '../../brute-force/login-protection.js';
-import { findPasswordHash } from '../../passwords/password-credential.js';
-import { verifyPassword } from '../../passwords/password-hash.js';
+import { verifyUserPassword } from '../../passwords/verify-user-password.js';
 import { loginAttemptOf } from '../login-attempt.js';
 import type { AuthFlowStep } from '../step.js';
 
@@ -29,8 +28,7 @@ export const passwordStep: AuthFlowStep<{ password: string }> = {
     const identifier = attempt.identifier ?? '';
     const protection = { db, clock };
     const claim = await assertLoginAllowed(protection, attempt);
-    const storedHash = userId ? await findPasswordHash(db, userId) : undefined;
-    if (!(await verifyPassword(storedHash, password)) || !userId) {
+    if (!(await verifyUserPassword(db, userId, password, clock.now())) || !userId) {
       await recordLoginFailure(protection, { ...attempt, identifier, ...request, claim });
       throw invalidCredentials();
     }
