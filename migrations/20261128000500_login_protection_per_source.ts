@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
  * Brute-force protection that an attacker can't turn against the owner (docs/identity.md):
  * - the lockout ladder counts failures per account AND source (the client IP, or a device the account
  *   signed in on before), so failures from one source lock only that source;
- * - an account-wide bound (100 failures an hour from unknown sources) stops distributed guessing;
+ * - an account-wide bound (100 failures in any hour from unknown sources) stops distributed guessing;
  * - attempts being checked right now are counted apart from failures ("in flight"), so parallel right
  *   passwords are not refused while parallel wrong ones still can't get past a threshold.
  * The per-account table `login_lockouts` is replaced; its locks (at most 30 minutes) are not carried over.
@@ -23,14 +23,14 @@ export async function up(db: Knex): Promise<void> {
     table.timestamp('updated_at', { useTz: true }).notNullable().index();
     table.primary(['account', 'source']);
   });
-  // Failures from unknown sources in a one-hour window that starts at the first of them.
+  // The times of the account's failures from unknown sources in the last hour (a sliding window: at
+  // most 100 entries, the bound), oldest first.
   await db.schema.createTable('login_account_failures', (table) => {
     table.string('account', 400).primary();
-    table.timestamp('window_started_at', { useTz: true }).notNullable().index();
-    table.integer('failures').notNullable().defaultTo(0);
+    table.specificType('failure_times', 'timestamptz[]').notNullable().defaultTo('{}');
     table.integer('in_flight').notNullable().defaultTo(0);
     table.timestamp('in_flight_expires_at', { useTz: true }).nullable();
-    table.timestamp('locked_until', { useTz: true }).nullable();
+    table.timestamp('updated_at', { useTz: true }).notNullable().index();
   });
   await db.schema.alterTable('login_ip_throttle', (table) => {
     table.integer('in_flight').notNullable().defaultTo(0);

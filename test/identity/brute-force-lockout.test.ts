@@ -318,6 +318,20 @@ describe('malicious lockout: an attacker locks only their own source', () => {
     expect((await login(user.email!, user.password, { ip: uniqueIp() })).status).toBe(200);
   });
 
+  it('the account-wide bound is a sliding hour: no 60 minutes see more than 100 failures', async () => {
+    const user = await createTestUser(service.service.db);
+    const addresses = (count: number) => Array.from({ length: count }, () => ({ ip: uniqueIp() }));
+    for (const from of addresses(15)) await recordFailures(4, { userId: user.id, ...from });
+    clock.advanceSeconds(50 * 60);
+    for (const from of addresses(10)) await recordFailures(4, { userId: user.id, ...from });
+    // 100 in the last 50 minutes: closed until the first 60 are an hour old.
+    expect((await login(user.email!, user.password)).retryAfter).toBe(10 * 60);
+    clock.advanceSeconds(10 * 60);
+    // 40 failures of the last hour remain: 60 more are allowed, not 100.
+    for (const from of addresses(15)) await recordFailures(4, { userId: user.id, ...from });
+    expect((await login(user.email!, user.password)).retryAfter).toBe(50 * 60);
+  });
+
   it('a known device has a ladder of its own: failures there lock the device, not the owner elsewhere', async () => {
     const user = await createTestUser(service.service.db);
     const signedIn = await new IdentityClient(service).login(user.email!, user.password, { ip: uniqueIp() });

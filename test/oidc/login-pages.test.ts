@@ -126,7 +126,8 @@ describe('the login pages and the brute-force protection', () => {
 
     const stranger = await signIn(new HttpBrowser(service.issuer));
     expect(stranger.status).toBe(429);
-    expect(stranger.headers.get('retry-after')).toBe('3600');
+    // Closed until the first of the 100 failures is an hour old.
+    expect(Number(stranger.headers.get('retry-after'))).toBeGreaterThan(3500);
     expect((await signIn(owner)).url).toMatch(/^http:\/\/localhost:8080\/callback\?/);
   });
 });

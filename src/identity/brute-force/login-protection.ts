@@ -288,12 +288,12 @@ export async function clearAccountLockout(db: Queryable, userId: string): Promis
 
 /**
  * The hourly cleanup of the counters: ladders idle since `cutoff` with no lock in force, account-wide
- * windows and IP windows that are over.
+ * counts untouched for an hour, IP windows that are over.
  */
 export async function deleteIdleLoginCounters(db: Queryable, now: Date, cutoff: Date) {
   return {
     lockoutsDeleted: await deleteIdleLadders(db, cutoff),
-    accountWindowsDeleted: await deleteIdleAccountFailures(db, now),
+    accountCountsDeleted: await deleteIdleAccountFailures(db, now),
     ipWindowsDeleted: await deleteIdleIpThrottles(db, now),
   };
 }
