@@ -4,7 +4,8 @@
  *   forgot       POST /auth/password/forgot   (endpoint limit, 3 code-sending limits, code insert)
  *   verify-code  POST /auth/password/verify-code with a wrong code (limit + one atomic attempt update)
  *   login-guard  the brute-force bookkeeping of one successful login, called directly:
- *                assertLoginAllowed + recordLoginSuccess (2 claims, reset, release, audit insert)
+ *                assertLoginAllowed + recordLoginSuccess (3 claims: source ladder, account-wide bound,
+ *                IP; their release with the ladder's reset; audit insert)
  *
  * Every request comes from its own IP (X-Forwarded-For) and identifier, so the limits themselves never
  * refuse: the figures are the cost of enforcing them.
@@ -151,10 +152,10 @@ async function main() {
     await load('login-guard', async () => {
       const userId = crypto.randomUUID();
       const ip = randomIp();
-      await assertLoginAllowed({ db: service.db, clock: systemClock }, { userId, ip });
+      const claim = await assertLoginAllowed({ db: service.db, clock: systemClock }, { userId, ip });
       await recordLoginSuccess(
         { db: service.db, clock: systemClock },
-        { userId, ip, userAgent: 'bench', method: 'password' },
+        { userId, ip, userAgent: 'bench', method: 'password', claim },
       );
       return true;
     }),

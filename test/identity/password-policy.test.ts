@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/http/api-error.js';
-import { assertPasswordAcceptable } from '../../src/identity/passwords/password-policy.js';
+import { assertPasswordAcceptable, passwordSchema } from '../../src/identity/passwords/password-policy.js';
 
 function reasonFor(password: string, context?: string[]): string | undefined {
   try {
@@ -20,6 +20,19 @@ describe('password policy (OWASP ASVS)', () => {
     // 8 emoji are 8 characters (16 UTF-16 units); 7 are too few.
     expect(reasonFor('🐙🦑🐡🦐🦀🐚🪸')).toBe('too_short');
     expect(reasonFor('🐙🦑🐡🦐🦀🐚🪸🐳')).toBeUndefined();
+  });
+
+  it('judges the password as it is hashed: NFKC-normalized, its length in code points', () => {
+    // é typed as e + a combining accent is one character: 7 of them are too few.
+    const decomposed = 'e\u0301'.repeat(7);
+    expect([...decomposed]).toHaveLength(14);
+    expect(reasonFor(decomposed)).toBe('too_short');
+    // The ligature ﬃ is the three letters ffi: three ligatures make 9 characters.
+    expect(reasonFor('\uFB03\uFB03\uFB03')).toBeUndefined();
+    // Full-width letters are the common password they spell.
+    expect(reasonFor('\uFF50\uFF41\uFF53\uFF53\uFF57\uFF4F\uFF52\uFF44')).toBe('common');
+    expect(passwordSchema.safeParse(decomposed).success).toBe(false);
+    expect(passwordSchema.safeParse('\uFB03\uFB03\uFB03').success).toBe(true);
   });
 
   it('accepts up to 128 characters and refuses more (never truncates)', () => {

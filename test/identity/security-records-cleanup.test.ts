@@ -15,7 +15,7 @@ beforeAll(async () => {
 afterAll(() => database?.close());
 
 describe('hourly cleanup of codes and counters', () => {
-  it('expires lapsed codes, deletes what ended a day ago, keeps what is live and account counters', async () => {
+  it('expires lapsed codes, deletes what ended a day ago and idle login counters, keeps what is live', async () => {
     const { db } = database;
     const clock = new ManualClock();
     const user = await createTestUser(db);
@@ -42,23 +42,28 @@ describe('hourly cleanup of codes and counters', () => {
     );
     clock.advanceSeconds(5 * 60);
     const freshIp = uniqueIp();
-    await assertLoginAllowed({ db, clock }, { userId: undefined, identifier: uniqueEmail(), ip: freshIp });
+    await assertLoginAllowed({ db, clock }, { userId: user.id, ip: freshIp });
     clock.advanceSeconds(6 * 60);
 
     const removed = await cleanUpSecurityRecords(db, clock.now());
     expect(removed.codesDeleted).toBeGreaterThanOrEqual(1);
     expect(await db('verification_codes').where({ identifier: old }).first()).toBeUndefined();
     expect((await db('verification_codes').where({ identifier: lapsing }).first()).status).toBe('expired');
+    // Ladders idle for a day go, of unknown identifiers and of accounts alike; a recent one stays.
+    const ladders = (account: string) => db('login_source_lockouts').where({ account }).pluck('source');
+    expect(await ladders(`identifier:${stranger}`)).toEqual([]);
+    expect(await ladders(`user:${user.id}`)).toEqual([`ip:${freshIp}`]);
+    // The account-wide window of the fresh attempt is still open (an hour).
     expect(
-      await db('login_lockouts')
-        .where({ subject: `identifier:${stranger}` })
-        .first(),
-    ).toBeUndefined();
-    expect(
-      await db('login_lockouts')
-        .where({ subject: `user:${user.id}` })
+      await db('login_account_failures')
+        .where({ account: `user:${user.id}` })
         .first(),
     ).toBeDefined();
+    expect(
+      await db('login_account_failures')
+        .where({ account: `identifier:${stranger}` })
+        .first(),
+    ).toBeUndefined();
     expect(await db('login_ip_throttle').where({ ip: oldIp }).first()).toBeUndefined();
     expect(await db('login_ip_throttle').where({ ip: freshIp }).first()).toBeDefined();
   });

@@ -1,16 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestClient, createTestUser, uniqueEmail } from '../support/fixtures.js';
 import { HttpBrowser, pageText, type Page } from '../support/http-browser.js';
+import type { Configuration } from 'openid-client';
+import { assertLoginAllowed, recordLoginFailure } from '../../src/identity/brute-force/login-protection.js';
 import { buildAuthorizationRequest, discover } from '../support/relying-party.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 let service: TestService;
+let config: Configuration;
 let authorizationUrl: () => Promise<string>;
 
 beforeAll(async () => {
   service = await startTestService();
   const { client } = await createTestClient(service.service.db);
-  const config = await discover(service.issuer, client.clientId);
+  config = await discover(service.issuer, client.clientId);
   authorizationUrl = async () => (await buildAuthorizationRequest(config)).url.toString();
 });
 afterAll(() => service?.close());
@@ -95,5 +98,36 @@ describe('the login funnel pages', () => {
     const stranger = await fetch(start.url);
     expect(stranger.status).toBe(400);
     expect(await stranger.text()).toContain('interaction_expired');
+  });
+});
+
+describe('the login pages and the brute-force protection', () => {
+  it('a browser that signed in before still gets in while attackers have closed the account to strangers', async () => {
+    const { db, clock } = service.service;
+    const user = await createTestUser(db);
+    const owner = new HttpBrowser(service.issuer);
+    const signIn = async (browser: HttpBrowser) => {
+      const url = (await buildAuthorizationRequest(config, { prompt: 'login' })).url.toString();
+      const start = await browser.navigate(url);
+      const passwordStep = await browser.submit(start, { identifier: user.email! });
+      const answer = await browser.submit(passwordStep, { password: user.password });
+      return answer.html.includes('name="decision"') ? browser.submit(answer, { decision: 'allow' }) : answer;
+    };
+    expect((await signIn(owner)).url).toMatch(/^http:\/\/localhost:8080\/callback\?/);
+    expect(owner.cookieNames()).toContain('service_id_device');
+
+    // 100 failed guesses from 25 addresses, as the password step records them.
+    const protection = { db, clock };
+    for (let index = 0; index < 100; index++) {
+      const guess = { userId: user.id, ip: `203.0.113.${index % 25}`, identifier: user.email! };
+      const claim = await assertLoginAllowed(protection, guess);
+      await recordLoginFailure(protection, { ...guess, userAgent: 'attacker', method: 'password', claim });
+    }
+
+    const stranger = await signIn(new HttpBrowser(service.issuer));
+    expect(stranger.status).toBe(429);
+    // Closed until the first of the 100 failures is an hour old.
+    expect(Number(stranger.headers.get('retry-after'))).toBeGreaterThan(3500);
+    expect((await signIn(owner)).url).toMatch(/^http:\/\/localhost:8080\/callback\?/);
   });
 });

@@ -181,7 +181,9 @@ export function authFlowRoutes(deps: AuthFlowRouteDependencies): IdentityRoutes 
         await consume(rateLimits, flowStepRateLimit, `${request.ip}:${sha256(body.sessionId)}`);
         const inputs = 'steps' in body ? body.steps : { [body.step]: body.input };
         const deviceCookie = readDeviceCookie(ctx);
-        const outcome = await flows.submitScreen(body.sessionId, inputs, request, {
+        // The steps see the device cookie (a known device is its own lockout source); flows never store it.
+        const fromDevice = { ...request, deviceCookie };
+        const outcome = await flows.submitScreen(body.sessionId, inputs, fromDevice, {
           onComplete: (trx, completed) =>
             completeSignIn(
               trx,

@@ -7,6 +7,11 @@ import type { FlowKind, FlowSession } from './flow-session.js';
 export interface RequestInfo {
   ip: string;
   userAgent: string;
+  /**
+   * The device-binding cookie the request presented, for the brute-force protection to recognise a
+   * device the account signed in on before. A secret: never stored (not part of a flow's context).
+   */
+  deviceCookie?: string | undefined;
 }
 
 export interface StepContext {

@@ -1,9 +1,18 @@
 import type { Queryable } from '../../db/database.js';
+import {
+  claimExpiry,
+  inFlightAfterRelease,
+  liveInFlight,
+  refusalOf,
+  type ClaimResult,
+} from './attempt-claims.js';
 
 /**
- * The account lockout ladder (spec: Limits): after 5 failed logins in a row the next attempt waits
- * 30 s, after 10 it waits 5 minutes, after 20 the account is blocked for 30 minutes. Each further
- * failure at a rung imposes that rung's wait again; a successful login resets the count.
+ * The account lockout ladder (spec: Limits), counted per account AND source (the IP, or a device the
+ * account signed in on before: login-source.ts): after 5 failed logins in a row from one source, its
+ * next attempt waits 30 s, after 10 it waits 5 minutes, after 20 it is blocked for 30 minutes. Each
+ * further failure at a rung imposes that rung's wait again; a success from the source resets its count.
+ * Failures from one source never lock another, so an attacker can lock out only themself.
  */
 export const lockoutLadder = [
   { failures: 20, lockSeconds: 30 * 60 },
@@ -11,91 +20,123 @@ export const lockoutLadder = [
   { failures: 5, lockSeconds: 30 },
 ] as const;
 
+const firstRung = lockoutLadder[lockoutLadder.length - 1]!.failures;
+
 export function lockSecondsAfter(failures: number): number {
   return lockoutLadder.find((rung) => failures >= rung.failures)?.lockSeconds ?? 0;
 }
 
-/** The counter key: the account, or for an identifier no account has, the identifier itself. */
+/** The account key: the account, or for an identifier no account has, the identifier itself. */
 export function lockoutSubject(who: { userId?: string | undefined; identifier?: string | undefined }) {
   if (who.userId) return `user:${who.userId}`;
   if (who.identifier) return `identifier:${who.identifier.trim().toLowerCase()}`;
   return undefined;
 }
 
-export type AttemptClaim = { allowed: true; failures: number } | { allowed: false; lockedUntil: Date };
+/** One ladder: an account seen from one source. */
+export interface LadderKey {
+  account: string;
+  source: string;
+}
 
 /**
- * Claims one login attempt for `subject`, counted as a failure in advance, in ONE upsert: refused (no
- * count) while the subject is locked; otherwise failures + 1, and the lock of the ladder's rung for
- * the new count. Counting before the password is checked is what makes the ladder hold under parallel
- * attempts: the 6th concurrent attempt sees the lock the 5th set. A success then resets the count.
+ * Claims a place for one attempt (attempt-claims.ts), in ONE upsert: refused while the source is
+ * locked, or while failures + claims in flight have reached the count that locks next (5 below the
+ * first rung; from there on every failure locks, so one attempt at a time).
  */
-export async function claimAccountAttempt(db: Queryable, subject: string, now: Date): Promise<AttemptClaim> {
+export async function claimLadderAttempt(db: Queryable, key: LadderKey, now: Date): Promise<ClaimResult> {
+  const result = await db.raw(
+    `insert into login_source_lockouts as l
+       (account, source, consecutive_failures, in_flight, in_flight_expires_at, updated_at)
+     values (:account, :source, 0, 1, :expires, :now)
+     on conflict (account, source) do update set
+       in_flight = ${liveInFlight('l')} + 1,
+       in_flight_expires_at = excluded.in_flight_expires_at,
+       updated_at = excluded.updated_at
+     where (l.locked_until is null or l.locked_until <= :now)
+       and l.consecutive_failures + ${liveInFlight('l')} <
+         (case when l.consecutive_failures < :firstRung then :firstRung else l.consecutive_failures + 1 end)
+     returning consecutive_failures`,
+    { ...key, now, expires: claimExpiry(now), firstRung },
+  );
+  if ((result.rows as unknown[]).length > 0) return { granted: true };
+  const row: { locked_until: Date | null } | undefined = await db('login_source_lockouts')
+    .where(key)
+    .first('locked_until');
+  return { granted: false, ...refusalOf(row, now) };
+}
+
+/**
+ * A failed attempt gives back its claim and counts, in ONE upsert that also sets the lock of the rung
+ * the new count reaches. Answers the new count and, when this failure set one, the lock.
+ */
+export async function recordLadderFailure(
+  db: Queryable,
+  key: LadderKey,
+  now: Date,
+): Promise<{ failures: number; lockedUntil: Date | undefined }> {
   const lockAt = (seconds: number) => new Date(now.getTime() + seconds * 1000);
   const [high, middle, low] = lockoutLadder;
   const result = await db.raw(
-    `insert into login_lockouts as l (subject, consecutive_failures, locked_until, updated_at)
-     values (?, 1, null, ?)
-     on conflict (subject) do update set
+    `insert into login_source_lockouts as l (account, source, consecutive_failures, in_flight, updated_at)
+     values (:account, :source, 1, 0, :now)
+     on conflict (account, source) do update set
        consecutive_failures = l.consecutive_failures + 1,
+       in_flight = ${inFlightAfterRelease('l')},
        locked_until = case
-         when l.consecutive_failures + 1 >= ? then cast(? as timestamptz)
-         when l.consecutive_failures + 1 >= ? then cast(? as timestamptz)
-         when l.consecutive_failures + 1 >= ? then cast(? as timestamptz)
+         when l.consecutive_failures + 1 >= :highFailures then cast(:highLock as timestamptz)
+         when l.consecutive_failures + 1 >= :middleFailures then cast(:middleLock as timestamptz)
+         when l.consecutive_failures + 1 >= :lowFailures then cast(:lowLock as timestamptz)
          else null
        end,
        updated_at = excluded.updated_at
-     where l.locked_until is null or l.locked_until <= excluded.updated_at
      returning consecutive_failures`,
-    [
-      subject,
+    {
+      ...key,
       now,
-      high.failures,
-      lockAt(high.lockSeconds),
-      middle.failures,
-      lockAt(middle.lockSeconds),
-      low.failures,
-      lockAt(low.lockSeconds),
-    ],
+      highFailures: high.failures,
+      highLock: lockAt(high.lockSeconds),
+      middleFailures: middle.failures,
+      middleLock: lockAt(middle.lockSeconds),
+      lowFailures: low.failures,
+      lowLock: lockAt(low.lockSeconds),
+    },
   );
-  const row = (result.rows as { consecutive_failures: number }[])[0];
-  if (row) return { allowed: true, failures: row.consecutive_failures };
-  const locked: { locked_until: Date | null } | undefined = await db('login_lockouts')
-    .where({ subject })
-    .first('locked_until');
-  // Unlocked between the two statements: let this attempt through uncounted rather than fail.
-  if (!locked?.locked_until || locked.locked_until <= now) return { allowed: true, failures: 0 };
-  return { allowed: false, lockedUntil: locked.locked_until };
+  const failures = (result.rows as { consecutive_failures: number }[])[0]!.consecutive_failures;
+  const lockSeconds = lockSecondsAfter(failures);
+  return { failures, lockedUntil: lockSeconds > 0 ? lockAt(lockSeconds) : undefined };
 }
 
-/** A successful login: the count starts again from zero. */
-export async function resetAccountFailures(db: Queryable, subject: string): Promise<void> {
-  await db('login_lockouts').where({ subject }).delete();
+/** A successful attempt: its claim back, and the source's count starts again from zero. */
+export async function recordLadderSuccess(db: Queryable, key: LadderKey, now: Date): Promise<void> {
+  await db.raw(
+    `update login_source_lockouts as l set
+       consecutive_failures = 0, locked_until = null, in_flight = ${inFlightAfterRelease('l')}, updated_at = :now
+     where account = :account and source = :source`,
+    { ...key, now },
+  );
+}
+
+/** Gives back a claim without an outcome (the attempt was refused by another counter). */
+export async function releaseLadderClaim(db: Queryable, key: LadderKey, now: Date): Promise<void> {
+  await db.raw(
+    `update login_source_lockouts as l set in_flight = ${inFlightAfterRelease('l')}
+     where account = :account and source = :source`,
+    { ...key, now },
+  );
+}
+
+/** Every ladder of an account, whatever the source (its owner proved control of a contact). */
+export async function clearAccountLadders(db: Queryable, account: string): Promise<void> {
+  await db('login_source_lockouts').where({ account }).delete();
 }
 
 /**
- * The lock now in force, if it has not been reported yet (each lock is written to the audit log once,
- * however many parallel failures see it).
+ * Ladders idle for a day with no lock in force: the hourly cleanup. A source that has not failed for a
+ * day starts again from zero (the account-wide bound still counts what it does).
  */
-export async function takeUnreportedLock(
-  db: Queryable,
-  subject: string,
-  now: Date,
-): Promise<{ failures: number; lockedUntil: Date } | undefined> {
-  const result = await db.raw(
-    `update login_lockouts set lock_audited_until = locked_until
-     where subject = ? and locked_until > ? and lock_audited_until is distinct from locked_until
-     returning consecutive_failures, locked_until`,
-    [subject, now],
-  );
-  const row = (result.rows as { consecutive_failures: number; locked_until: Date }[])[0];
-  return row ? { failures: row.consecutive_failures, lockedUntil: row.locked_until } : undefined;
-}
-
-/** Rows of identifiers no account has, idle for a day: the hourly cleanup. */
-export async function deleteIdleIdentifierLockouts(db: Queryable, cutoff: Date): Promise<number> {
-  return db('login_lockouts')
-    .where('subject', 'like', 'identifier:%')
+export async function deleteIdleLadders(db: Queryable, cutoff: Date): Promise<number> {
+  return db('login_source_lockouts')
     .where('updated_at', '<', cutoff)
     .where((query) => query.whereNull('locked_until').orWhere('locked_until', '<', cutoff))
     .delete();

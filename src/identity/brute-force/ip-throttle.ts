@@ -1,9 +1,16 @@
 import type { Queryable } from '../../db/database.js';
+import {
+  claimExpiry,
+  inFlightAfterRelease,
+  liveInFlight,
+  refusalOf,
+  type ClaimResult,
+} from './attempt-claims.js';
 
 /**
  * IP throttling (spec: Limits): failed logins from one IP, any accounts, in a 10-minute window. The
  * 20th failure makes the IP wait 1 minute; the 50th blocks it for 30 minutes. The window is fixed
- * (it starts at the first failure), which a 30-minute block always outlasts.
+ * (it starts at the first attempt), which a 30-minute block always outlasts.
  */
 export const ipThrottle = {
   windowSeconds: 10 * 60,
@@ -11,88 +18,109 @@ export const ipThrottle = {
   block: { failures: 50, lockSeconds: 30 * 60 },
 } as const;
 
-export type IpClaim = { allowed: true; failures: number } | { allowed: false; lockedUntil: Date };
+const windowStartFor = (now: Date) => new Date(now.getTime() - ipThrottle.windowSeconds * 1000);
+
+/** SQL: the failures of row `t` in the window still open at `:now`. */
+const failuresInWindow = `(case when t.window_started_at <= :windowStart then 0 else t.failures end)`;
 
 /**
- * Claims one login attempt from `ip`, counted as a failure in advance (see claimAccountAttempt), in ONE
- * upsert: refused while the IP waits or is blocked; a new window when the old one is over.
+ * Claims a place for one attempt from `ip` (attempt-claims.ts), in ONE upsert: refused while the IP
+ * waits or is blocked, or while failures + claims in flight reach the next threshold (20, then 50).
  */
-export async function claimIpAttempt(db: Queryable, ip: string, now: Date): Promise<IpClaim> {
-  const windowStart = new Date(now.getTime() - ipThrottle.windowSeconds * 1000);
-  const lockAt = (seconds: number) => new Date(now.getTime() + seconds * 1000);
+export async function claimIpAttempt(db: Queryable, ip: string, now: Date): Promise<ClaimResult> {
   const { delay, block } = ipThrottle;
   const result = await db.raw(
-    `insert into login_ip_throttle as t (ip, window_started_at, failures, locked_until)
-     values (?, ?, 1, null)
+    `insert into login_ip_throttle as t (ip, window_started_at, failures, in_flight, in_flight_expires_at)
+     values (:ip, :now, 0, 1, :expires)
      on conflict (ip) do update set
-       window_started_at = case when t.window_started_at <= ? then excluded.window_started_at
+       window_started_at = case when t.window_started_at <= :windowStart then excluded.window_started_at
                                 else t.window_started_at end,
-       failures = case when t.window_started_at <= ? then 1 else t.failures + 1 end,
-       locked_until = case
-         when t.window_started_at <= ? then null
-         when t.failures + 1 >= ? then cast(? as timestamptz)
-         when t.failures + 1 = ? then cast(? as timestamptz)
-         else null
+       failures = ${failuresInWindow},
+       locked_until = case when t.window_started_at <= :windowStart then null else t.locked_until end,
+       in_flight = ${liveInFlight('t')} + 1,
+       in_flight_expires_at = excluded.in_flight_expires_at
+     where (t.locked_until is null or t.locked_until <= :now)
+       and ${failuresInWindow} + ${liveInFlight('t')} < case
+         when ${failuresInWindow} < :delayFailures then :delayFailures
+         when ${failuresInWindow} < :blockFailures then :blockFailures
+         else ${failuresInWindow} + 1
        end
-     where t.locked_until is null or t.locked_until <= excluded.window_started_at
      returning failures`,
-    [
+    {
       ip,
       now,
-      windowStart,
-      windowStart,
-      windowStart,
-      block.failures,
-      lockAt(block.lockSeconds),
-      delay.failures,
-      lockAt(delay.lockSeconds),
-    ],
+      expires: claimExpiry(now),
+      windowStart: windowStartFor(now),
+      delayFailures: delay.failures,
+      blockFailures: block.failures,
+    },
   );
-  const row = (result.rows as { failures: number }[])[0];
-  if (row) return { allowed: true, failures: row.failures };
-  const locked: { locked_until: Date | null } | undefined = await db('login_ip_throttle')
+  if ((result.rows as unknown[]).length > 0) return { granted: true };
+  const row: { locked_until: Date | null } | undefined = await db('login_ip_throttle')
     .where({ ip })
     .first('locked_until');
-  if (!locked?.locked_until || locked.locked_until <= now) return { allowed: true, failures: 0 };
-  return { allowed: false, lockedUntil: locked.locked_until };
+  return { granted: false, ...refusalOf(row, now) };
 }
 
 /**
- * A successful login takes back its claimed failure; a wait or block that claim had set is lifted
- * (the failures that remain did not reach the threshold).
+ * A failed attempt from `ip` gives back its claim and counts, in ONE upsert: the 20th failure of the
+ * window sets the 1-minute wait (once: a wait after every failure past 20 would make the 50-failure
+ * rule unreachable in 10 minutes), the 50th the 30-minute block. Answers the lock this failure set.
  */
-export async function releaseIpAttempt(db: Queryable, ip: string, now: Date): Promise<void> {
-  const windowStart = new Date(now.getTime() - ipThrottle.windowSeconds * 1000);
-  await db.raw(
-    `update login_ip_throttle set
-       failures = greatest(failures - 1, 0),
-       locked_until = case when failures = ? or failures >= ? then null else locked_until end
-     where ip = ? and window_started_at > ?`,
-    [ipThrottle.delay.failures, ipThrottle.block.failures, ip, windowStart],
-  );
-}
-
-/** The IP's lock now in force if not yet written to the audit log (each lock once). */
-export async function takeUnreportedIpLock(
+export async function recordIpFailure(
   db: Queryable,
   ip: string,
   now: Date,
-): Promise<{ failures: number; lockedUntil: Date } | undefined> {
+): Promise<{ failures: number; lockedUntil: Date | undefined }> {
+  const lockAt = (seconds: number) => new Date(now.getTime() + seconds * 1000);
+  const { delay, block } = ipThrottle;
   const result = await db.raw(
-    `update login_ip_throttle set lock_audited_until = locked_until
-     where ip = ? and locked_until > ? and lock_audited_until is distinct from locked_until
-     returning failures, locked_until`,
-    [ip, now],
+    `insert into login_ip_throttle as t (ip, window_started_at, failures, in_flight)
+     values (:ip, :now, 1, 0)
+     on conflict (ip) do update set
+       window_started_at = case when t.window_started_at <= :windowStart then excluded.window_started_at
+                                else t.window_started_at end,
+       failures = ${failuresInWindow} + 1,
+       in_flight = ${inFlightAfterRelease('t')},
+       locked_until = case
+         when ${failuresInWindow} + 1 >= :blockFailures then cast(:blockLock as timestamptz)
+         when ${failuresInWindow} + 1 = :delayFailures then cast(:delayLock as timestamptz)
+         when t.locked_until > :now then t.locked_until
+         else null
+       end
+     returning failures`,
+    {
+      ip,
+      now,
+      windowStart: windowStartFor(now),
+      delayFailures: delay.failures,
+      delayLock: lockAt(delay.lockSeconds),
+      blockFailures: block.failures,
+      blockLock: lockAt(block.lockSeconds),
+    },
   );
-  const row = (result.rows as { failures: number; locked_until: Date }[])[0];
-  return row ? { failures: row.failures, lockedUntil: row.locked_until } : undefined;
+  const failures = (result.rows as { failures: number }[])[0]!.failures;
+  const lockedUntil =
+    failures >= block.failures
+      ? lockAt(block.lockSeconds)
+      : failures === delay.failures
+        ? lockAt(delay.lockSeconds)
+        : undefined;
+  return { failures, lockedUntil };
+}
+
+/** Gives back a claim: after a success (nothing was counted) or a refusal by another counter. */
+export async function releaseIpClaim(db: Queryable, ip: string, now: Date): Promise<void> {
+  await db.raw(`update login_ip_throttle as t set in_flight = ${inFlightAfterRelease('t')} where ip = :ip`, {
+    ip,
+    now,
+  });
 }
 
 /** Windows over and locks expired: the hourly cleanup. */
 export async function deleteIdleIpThrottles(db: Queryable, now: Date): Promise<number> {
-  const windowStart = new Date(now.getTime() - ipThrottle.windowSeconds * 1000);
   return db('login_ip_throttle')
-    .where('window_started_at', '<', windowStart)
+    .where('window_started_at', '<', windowStartFor(now))
     .where((query) => query.whereNull('locked_until').orWhere('locked_until', '<', now))
     .delete();
 }

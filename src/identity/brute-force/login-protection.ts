@@ -1,19 +1,70 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Clock } from '../../clock.js';
 import type { Queryable } from '../../db/database.js';
 import { ApiError } from '../../http/api-error.js';
 import { auditEventTypes, writeAuditEvent } from '../audit/audit-log.js';
 import {
   claimAccountAttempt,
+  clearAccountFailures,
+  deleteIdleAccountFailures,
+  recordAccountFailure,
+  releaseAccountClaim,
+} from './account-failure-limit.js';
+import {
+  claimLadderAttempt,
+  clearAccountLadders,
+  deleteIdleLadders,
   lockoutSubject,
-  resetAccountFailures,
-  takeUnreportedLock,
+  recordLadderFailure,
+  recordLadderSuccess,
+  releaseLadderClaim,
+  type LadderKey,
 } from './account-lockout.js';
-import { claimIpAttempt, releaseIpAttempt, takeUnreportedIpLock } from './ip-throttle.js';
+import type { ClaimRefusal, ClaimResult } from './attempt-claims.js';
+import { claimIpAttempt, deleteIdleIpThrottles, recordIpFailure, releaseIpClaim } from './ip-throttle.js';
+import { loginSourceOf, type LoginSource } from './login-source.js';
 
 export interface LoginProtectionDeps {
   db: Queryable;
   clock: Clock;
 }
+
+/** What is known of a login attempt before its password or code is checked. */
+export interface LoginAttempt {
+  userId: string | undefined;
+  ip: string;
+  /** Keys the ladder when no account has it, so unknown identifiers lock exactly like real accounts. */
+  identifier?: string | undefined;
+  /** The device-binding cookie the request presented: a device the account signed in on before. */
+  deviceCookie?: string | undefined;
+  /** The main-auth session the attempt is made in (a password re-checked by a signed-in user). */
+  sessionId?: string | undefined;
+  /** Authentication methods this sign-in already proved (amr values, e.g. `otp`). */
+  provenFactors?: readonly string[] | undefined;
+  /** The factor being checked: `password` (the default), `totp`, `otp` (a code sent out of band)... */
+  method?: string | undefined;
+}
+
+/**
+ * The counters that judge an attempt, as assertLoginAllowed claimed them. Hand it back to
+ * recordLoginFailure / recordLoginSuccess / releaseLoginAttempt so they give back the same claims.
+ */
+export interface LoginClaim {
+  /** The lockout ladder of this account from this source (absent with neither account nor identifier). */
+  ladder: LadderKey | undefined;
+  source: LoginSource['kind'];
+  /** The account key when the account-wide bound applies (an unknown source with no other factor). */
+  accountWide: string | undefined;
+  /** The IP when the IP throttle applies (every source but the account's own device or session). */
+  ip: string | undefined;
+}
+
+/**
+ * How long an attempt waits for a place while other attempts of the same ladder are being checked
+ * (an argon2 verification takes ~65 ms): in-flight ones that succeed reset the count and let it
+ * through, failed ones lock it. Past the wait: 429 for a second.
+ */
+export const claimWait = { maxMilliseconds: 10_000, firstPollMilliseconds: 20, maxPollMilliseconds: 200 };
 
 /** "30 seconds", "5 minutes": how long to wait, for a person. */
 export function describeWait(seconds: number): string {
@@ -23,8 +74,8 @@ export function describeWait(seconds: number): string {
 }
 
 /**
- * The 429 of a locked account or throttled IP. The same for both, and for a right or a wrong password:
- * it is decided before the password is looked at.
+ * The 429 of a locked source, account or throttled IP. The same for all, and for a right or a wrong
+ * password: it is decided before the password is looked at.
  */
 export function loginLocked(lockedUntil: Date, now: Date): ApiError {
   const retryAfterSeconds = Math.max(1, Math.ceil((lockedUntil.getTime() - now.getTime()) / 1000));
@@ -38,40 +89,105 @@ export function loginLocked(lockedUntil: Date, now: Date): ApiError {
 }
 
 /**
- * Call BEFORE checking a password or code. Throws 429 (Retry-After) while the IP or the account must
- * wait; otherwise claims the attempt (counted as a failure until recordLoginSuccess takes it back), so
- * parallel attempts can't get more tries than the ladder allows. `identifier` (optional) keys the ladder
- * when no account has it, so unknown identifiers lock exactly like real accounts (no enumeration).
+ * Which counters judge an attempt. The ladder: this account from this source (login-source.ts). The
+ * account-wide bound: only for attempts from an IP that proved no other factor in this sign-in, and
+ * not for a code sent out of band (bounded by the code's own limits: 5 tries a code, 3 codes in 10
+ * minutes). The IP throttle: every attempt but those from the account's own device or session.
  */
-export async function assertLoginAllowed(
-  deps: LoginProtectionDeps,
-  attempt: { userId: string | undefined; ip: string; identifier?: string | undefined },
-): Promise<void> {
-  const now = deps.clock.now();
-  const ip = await claimIpAttempt(deps.db, attempt.ip, now);
-  if (!ip.allowed) throw loginLocked(ip.lockedUntil, now);
-  const subject = lockoutSubject(attempt);
-  if (!subject) return;
-  const account = await claimAccountAttempt(deps.db, subject, now);
-  if (!account.allowed) throw loginLocked(account.lockedUntil, now);
+async function claimFor(deps: LoginProtectionDeps, attempt: LoginAttempt): Promise<LoginClaim> {
+  const account = lockoutSubject(attempt);
+  const source = await loginSourceOf(deps.db, attempt);
+  const ownSource = source.kind !== 'ip';
+  const otherFactor = (attempt.provenFactors ?? []).some((factor) => factor !== 'pwd');
+  const vouched = ownSource || otherFactor || attempt.method === 'otp';
+  return {
+    ladder: account ? { account, source: source.key } : undefined,
+    source: source.kind,
+    accountWide: account && !vouched ? account : undefined,
+    ip: ownSource ? undefined : attempt.ip,
+  };
+}
+
+interface Counter {
+  take(): Promise<ClaimResult>;
+  release(): Promise<void>;
+}
+
+/** Claims a place on every counter of `claim`; on a refusal, gives back the places already taken. */
+async function claimAll(db: Queryable, claim: LoginClaim, now: Date): Promise<ClaimRefusal | undefined> {
+  const { ladder, accountWide, ip } = claim;
+  const counters: Counter[] = [];
+  if (ladder) {
+    counters.push({
+      take: () => claimLadderAttempt(db, ladder, now),
+      release: () => releaseLadderClaim(db, ladder, now),
+    });
+  }
+  if (accountWide) {
+    counters.push({
+      take: () => claimAccountAttempt(db, accountWide, now),
+      release: () => releaseAccountClaim(db, accountWide, now),
+    });
+  }
+  if (ip) {
+    counters.push({ take: () => claimIpAttempt(db, ip, now), release: () => releaseIpClaim(db, ip, now) });
+  }
+  const taken: Counter[] = [];
+  for (const counter of counters) {
+    const result = await counter.take();
+    if (!result.granted) {
+      for (const held of taken) await held.release();
+      return result;
+    }
+    taken.push(counter);
+  }
+  return undefined;
 }
 
 /**
- * A failed password or code: the audit event identity.login.failed (IP, user agent, identifier), and
- * identity.account.locked / identity.ip.throttled once when this failure's claim set a lock.
+ * Call BEFORE checking a password or code. Throws 429 (Retry-After) while this source of the account,
+ * the account (for unknown sources) or the IP must wait; otherwise claims a place for the attempt on
+ * each counter and answers the claim, to hand to recordLoginFailure / recordLoginSuccess. When the
+ * places are taken by attempts of the same ladder still being checked, it waits for their outcome
+ * (at most claimWait.maxMilliseconds).
+ */
+export async function assertLoginAllowed(
+  deps: LoginProtectionDeps,
+  attempt: LoginAttempt,
+): Promise<LoginClaim> {
+  const claim = await claimFor(deps, attempt);
+  const deadline = Date.now() + claimWait.maxMilliseconds;
+  for (
+    let poll = claimWait.firstPollMilliseconds;
+    ;
+    poll = Math.min(poll * 2, claimWait.maxPollMilliseconds)
+  ) {
+    const now = deps.clock.now();
+    const refusal = await claimAll(deps.db, claim, now);
+    if (!refusal) return claim;
+    if ('lockedUntil' in refusal) throw loginLocked(refusal.lockedUntil, now);
+    if (Date.now() + poll > deadline) throw loginLocked(new Date(now.getTime() + 1000), now);
+    // Jitter, so waiting attempts don't all come back at the same moment.
+    await sleep(poll / 2 + Math.random() * poll);
+  }
+}
+
+/**
+ * A failed password or code: the audit event identity.login.failed (IP, user agent, identifier), the
+ * failure counted on the attempt's counters, and identity.account.locked / identity.ip.throttled when
+ * this failure set a lock.
  */
 export async function recordLoginFailure(
   deps: LoginProtectionDeps,
-  failure: {
-    userId: string | undefined;
+  failure: LoginAttempt & {
     identifier: string;
-    ip: string;
     userAgent: string;
-    /** The step or factor that failed: password, otp, ... */
-    method?: string;
     reason?: string;
+    /** What assertLoginAllowed answered; without it the counters are worked out again. */
+    claim?: LoginClaim | undefined;
   },
 ): Promise<void> {
+  const claim = failure.claim ?? (await claimFor(deps, failure));
   const now = deps.clock.now();
   const who = { userId: failure.userId, ip: failure.ip, userAgent: failure.userAgent };
   await writeAuditEvent(
@@ -87,44 +203,47 @@ export async function recordLoginFailure(
     },
     now,
   );
-  const subject = lockoutSubject(failure);
-  const lock = subject ? await takeUnreportedLock(deps.db, subject, now) : undefined;
-  if (lock) {
-    await writeAuditEvent(
-      deps.db,
-      {
-        type: auditEventTypes.accountLocked,
-        ...who,
-        details: {
-          identifier: failure.identifier,
-          consecutiveFailures: lock.failures,
-          lockedUntil: lock.lockedUntil.toISOString(),
-        },
-      },
-      now,
-    );
+  if (claim.ladder) {
+    const lock = await recordLadderFailure(deps.db, claim.ladder, now);
+    if (lock.lockedUntil) {
+      const details = {
+        identifier: failure.identifier,
+        scope: 'source',
+        source: claim.source,
+        consecutiveFailures: lock.failures,
+        lockedUntil: lock.lockedUntil.toISOString(),
+      };
+      await writeAuditEvent(deps.db, { type: auditEventTypes.accountLocked, ...who, details }, now);
+    }
   }
-  const ipLock = await takeUnreportedIpLock(deps.db, failure.ip, now);
-  if (ipLock) {
-    await writeAuditEvent(
-      deps.db,
-      {
-        type: auditEventTypes.ipThrottled,
-        ...who,
-        details: { failures: ipLock.failures, lockedUntil: ipLock.lockedUntil.toISOString() },
-      },
-      now,
-    );
+  if (claim.accountWide) {
+    const lock = await recordAccountFailure(deps.db, claim.accountWide, now);
+    if (lock.lockedUntil) {
+      const details = {
+        identifier: failure.identifier,
+        scope: 'unknown_sources',
+        failures: lock.failures,
+        lockedUntil: lock.lockedUntil.toISOString(),
+      };
+      await writeAuditEvent(deps.db, { type: auditEventTypes.accountLocked, ...who, details }, now);
+    }
+  }
+  if (claim.ip) {
+    const lock = await recordIpFailure(deps.db, claim.ip, now);
+    if (lock.lockedUntil) {
+      const details = { failures: lock.failures, lockedUntil: lock.lockedUntil.toISOString() };
+      await writeAuditEvent(deps.db, { type: auditEventTypes.ipThrottled, ...who, details }, now);
+    }
   }
 }
 
 /**
- * A successful password or code: the account's count starts again, the IP gets its claimed failure
- * back, and identity.login.succeeded is written with the method.
+ * A successful password or code: the claims given back, this source's count starts again, and
+ * identity.login.succeeded is written with the method.
  */
 export async function recordLoginSuccess(
   deps: LoginProtectionDeps,
-  success: { userId: string; ip: string; userAgent: string; method: string },
+  success: LoginAttempt & { userId: string; userAgent: string; method: string; claim?: LoginClaim },
 ): Promise<void> {
   const now = deps.clock.now();
   await releaseLoginAttempt(deps, success);
@@ -142,18 +261,39 @@ export async function recordLoginSuccess(
 }
 
 /**
- * A password proven outside a login (e.g. the current password of a password change): the same reset
- * of the counters as a successful login, without the login audit event.
+ * A password proven outside a login (e.g. the current password of a password change): the same as a
+ * successful login for the counters, without the login audit event. The account-wide count stays (a
+ * distributed attacker must not win a new hundred guesses each time the owner signs in).
  */
 export async function releaseLoginAttempt(
   deps: LoginProtectionDeps,
-  attempt: { userId: string; ip: string },
+  attempt: LoginAttempt & { userId: string; claim?: LoginClaim | undefined },
 ): Promise<void> {
-  await resetAccountFailures(deps.db, lockoutSubject({ userId: attempt.userId })!);
-  await releaseIpAttempt(deps.db, attempt.ip, deps.clock.now());
+  const claim = attempt.claim ?? (await claimFor(deps, attempt));
+  const now = deps.clock.now();
+  if (claim.ladder) await recordLadderSuccess(deps.db, claim.ladder, now);
+  if (claim.accountWide) await releaseAccountClaim(deps.db, claim.accountWide, now);
+  if (claim.ip) await releaseIpClaim(deps.db, claim.ip, now);
 }
 
-/** Clears an account's lockout (its owner proved control of a contact, e.g. by a password reset). */
+/**
+ * Clears an account's lockouts, every source's and the account-wide one (its owner proved control of
+ * a contact, e.g. by a password reset).
+ */
 export async function clearAccountLockout(db: Queryable, userId: string): Promise<void> {
-  await resetAccountFailures(db, lockoutSubject({ userId })!);
+  const account = lockoutSubject({ userId })!;
+  await clearAccountLadders(db, account);
+  await clearAccountFailures(db, account);
+}
+
+/**
+ * The hourly cleanup of the counters: ladders idle since `cutoff` with no lock in force, account-wide
+ * counts untouched for an hour, IP windows that are over.
+ */
+export async function deleteIdleLoginCounters(db: Queryable, now: Date, cutoff: Date) {
+  return {
+    lockoutsDeleted: await deleteIdleLadders(db, cutoff),
+    accountCountsDeleted: await deleteIdleAccountFailures(db, now),
+    ipWindowsDeleted: await deleteIdleIpThrottles(db, now),
+  };
 }

@@ -50,18 +50,20 @@ export async function changePassword(
   }
   const protection = { db: deps.db, clock: deps.clock };
   const identifier = user.email ?? user.phone ?? '';
-  await assertLoginAllowed(protection, { userId: user.id, ip: change.ip });
+  // The session is the attempt's source: a stolen token can't guess on from address after address.
+  const attempt = { userId: user.id, ip: change.ip, sessionId: change.sessionId };
+  const claim = await assertLoginAllowed(protection, attempt);
   if (!(await verifyPassword(storedHash, change.currentPassword))) {
     await recordLoginFailure(protection, {
-      userId: user.id,
+      ...attempt,
       identifier,
-      ip: change.ip,
       userAgent: change.userAgent,
       method: 'password_change',
+      claim,
     });
     throw new ApiError(400, 'invalid_password', 'The current password is not right.');
   }
-  await releaseLoginAttempt(protection, { userId: user.id, ip: change.ip });
+  await releaseLoginAttempt(protection, { ...attempt, claim });
   assertPasswordAcceptable(change.newPassword, [user.email ?? '', user.phone ?? '']);
   const hash = await hashPassword(change.newPassword);
   const result = await deps.db.transaction(async (trx) => {

@@ -19,3 +19,20 @@ export async function savePasswordHash(
     .onConflict(['user_id', 'type'])
     .merge({ secret_hash: hash, updated_at: now });
 }
+
+/**
+ * Replaces the hash only if it is still `previousHash` (compare-and-set): re-hashing a password at
+ * login must never overwrite a password changed or reset meanwhile. True when replaced.
+ */
+export async function replacePasswordHash(
+  db: Queryable,
+  userId: string,
+  previousHash: string,
+  hash: string,
+  now: Date,
+): Promise<boolean> {
+  const replaced = await db('user_credentials')
+    .where({ user_id: userId, type: 'password', secret_hash: previousHash })
+    .update({ secret_hash: hash, updated_at: now });
+  return replaced > 0;
+}

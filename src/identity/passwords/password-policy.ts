@@ -1,20 +1,24 @@
 import { z } from 'zod';
 import { ApiError } from '../../http/api-error.js';
 import { isCommonPassword } from './common-passwords.js';
+import { normalizePassword } from './password-hash.js';
 
 /**
  * Password rules per OWASP ASVS (V2.1 / 6.2): at least 8 characters, at most 128, no composition rules,
- * no truncation, not a common password. Length counts Unicode code points, as users count characters.
+ * no truncation, not a common password. The rules judge the password as it is hashed (NFKC-normalized,
+ * password-hash.ts); length counts its Unicode code points, as users count characters.
  */
 export const minimumPasswordLength = 8;
 export const maximumPasswordLength = 128;
 
+const lengthOf = (password: string) => [...normalizePassword(password)].length;
+
 export const passwordSchema = z
   .string()
-  .refine((value) => [...value].length >= minimumPasswordLength, {
+  .refine((value) => lengthOf(value) >= minimumPasswordLength, {
     message: `must have at least ${minimumPasswordLength} characters`,
   })
-  .refine((value) => [...value].length <= maximumPasswordLength, {
+  .refine((value) => lengthOf(value) <= maximumPasswordLength, {
     message: `must have at most ${maximumPasswordLength} characters`,
   });
 
@@ -32,7 +36,8 @@ const weakPassword = (reason: WeakPasswordReason, message: string) =>
  * the password may be set. `context` are the user's own identifiers (email, phone): a password equal to
  * one of them, or to an email's name part, is refused (ASVS 6.2.11, context-specific words).
  */
-export function assertPasswordAcceptable(password: string, context: readonly string[] = []): void {
+export function assertPasswordAcceptable(typed: string, context: readonly string[] = []): void {
+  const password = normalizePassword(typed);
   const length = [...password].length;
   if (length < minimumPasswordLength) {
     throw weakPassword('too_short', `Use at least ${minimumPasswordLength} characters.`);
@@ -45,7 +50,7 @@ export function assertPasswordAcceptable(password: string, context: readonly str
   }
   const lowered = password.toLowerCase();
   const words = context.flatMap((value) => {
-    const item = value.trim().toLowerCase();
+    const item = normalizePassword(value.trim()).toLowerCase();
     return item.includes('@') ? [item, item.split('@')[0]!] : [item];
   });
   if (words.some((word) => word.length > 0 && lowered === word)) {

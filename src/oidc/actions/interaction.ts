@@ -13,6 +13,13 @@ import { RateLimitExceeded, type RateLimits } from '../../http/rate-limit.js';
 import { requestInfo } from '../../http/request-info.js';
 import type { AuthFlowEngine, FlowInProgress } from '../../identity/auth-flow/flow-engine.js';
 import { flowStepRateLimit } from '../../identity/auth-flow/flow-rate-limits.js';
+import {
+  deviceBindingFor,
+  readDeviceCookie,
+  setDeviceCookie,
+} from '../../identity/sessions/device-bindings.js';
+import { saveAccountOnDevice } from '../../identity/sessions/saved-accounts.js';
+import { findUserById } from '../../identity/users/user.js';
 import type { Logger } from '../../logger.js';
 import { allowedScopesOf } from '../client-metadata.js';
 import { saveConsent } from '../models/consent.js';
@@ -129,6 +136,22 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
   const startLogin = (ctx: Context, interaction: Interaction) =>
     flows.start('login', { interactionUid: interaction.uid, ...requestInfo(ctx) });
 
+  /**
+   * A sign-in through these pages binds the browser as the identity API's does (device cookie, account
+   * saved on the device): the device becomes the account's own lockout source, which an attacker's
+   * failures elsewhere never lock (src/identity/brute-force/login-source.ts).
+   */
+  const rememberDevice = async (ctx: Context, userId: string) => {
+    const now = clock.now();
+    const newSecret = await db.transaction(async (trx) => {
+      const device = await deviceBindingFor(trx, readDeviceCookie(ctx), requestInfo(ctx), now);
+      const user = await findUserById(trx, userId);
+      if (user) await saveAccountOnDevice(trx, device.id, user, now);
+      return device.newSecret;
+    });
+    if (newSecret) setDeviceCookie(ctx, newSecret);
+  };
+
   const finish = async (ctx: Context, result: InteractionResults, merge: boolean) => {
     const returnTo = await provider.interactionResult(ctx.req, ctx.res, result, {
       mergeWithLastSubmission: merge,
@@ -173,7 +196,8 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
           throw error instanceof RateLimitExceeded ? error.toApiError() : error;
         });
       }
-      outcome = await flows.submitScreen(form.flow, inputs, request, {
+      const fromDevice = { ...request, deviceCookie: readDeviceCookie(ctx) };
+      outcome = await flows.submitScreen(form.flow, inputs, fromDevice, {
         binding: { interactionUid: interaction.uid },
       });
     } catch (caught) {
@@ -187,6 +211,7 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
       return renderStep(ctx, interaction, flows.inProgress(session), error);
     }
     if (outcome.status === 'in_progress') return renderStep(ctx, interaction, outcome);
+    await rememberDevice(ctx, outcome.userId);
     await finish(
       ctx,
       { login: { accountId: outcome.userId, amr: outcome.authMethods, remember: true } },

@@ -10,6 +10,7 @@ import {
 import type { TransportRegistry } from '../../transports/transport-registry.js';
 import type { Identifier } from '../../users/contact.js';
 import { confirmVerificationCode, sendVerificationCode } from '../../verification/verification-codes.js';
+import { loginAttemptOf } from '../login-attempt.js';
 import type { AuthFlowStep } from '../step.js';
 
 export interface OtpCodeStepDeps {
@@ -46,7 +47,8 @@ export function createOtpCodeStep(deps: OtpCodeStepDeps): AuthFlowStep<OtpCodeIn
   return {
     id: 'otp-code',
     input: otpCodeInput,
-    async run({ db, clock, session, request }, input) {
+    async run(context, input) {
+      const { db, clock, session, request } = context;
       const identifier = flowIdentifier(session.tempData);
       const userId = session.userId;
       if (!input.code || input.send) {
@@ -73,7 +75,8 @@ export function createOtpCodeStep(deps: OtpCodeStepDeps): AuthFlowStep<OtpCodeIn
       }
 
       const protection = { db, clock };
-      await assertLoginAllowed(protection, { userId, ip: request.ip, identifier: identifier.value });
+      const attempt = loginAttemptOf(context, 'otp');
+      const claim = await assertLoginAllowed(protection, attempt);
       try {
         const confirmed = await confirmVerificationCode(
           { db, clock },
@@ -86,16 +89,16 @@ export function createOtpCodeStep(deps: OtpCodeStepDeps): AuthFlowStep<OtpCodeIn
       } catch (error) {
         if (error instanceof ApiError && error.status < 500) {
           await recordLoginFailure(protection, {
-            userId,
+            ...attempt,
             identifier: identifier.value,
             ...request,
-            method: 'otp',
             reason: error.code,
+            claim,
           });
         }
         throw error;
       }
-      await recordLoginSuccess(protection, { userId, ...request, method: 'otp' });
+      await recordLoginSuccess(protection, { ...attempt, userId, ...request, method: 'otp', claim });
       return { userId, authMethod: 'otp' };
     },
   };

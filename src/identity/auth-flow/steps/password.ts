@@ -5,33 +5,34 @@ import {
   recordLoginFailure,
   recordLoginSuccess,
 } from '../../brute-force/login-protection.js';
-import { findPasswordHash } from '../../passwords/password-credential.js';
-import { verifyPassword } from '../../passwords/password-hash.js';
+import { verifyUserPassword } from '../../passwords/verify-user-password.js';
+import { loginAttemptOf } from '../login-attempt.js';
 import type { AuthFlowStep } from '../step.js';
 
 export const invalidCredentials = () =>
   new ApiError(401, 'invalid_credentials', 'The email, phone or password is not right.');
 
 /**
- * Built-in step `password`. Brute-force protection first: a locked account or throttled IP gets the
- * 429 before the password is looked at, so the answer is the same for a right or a wrong password.
- * Unknown identifier, user without password and wrong password give the same answer after the same
- * work (a decoy argon2 verification), so the answer reveals nothing.
+ * Built-in step `password`. Brute-force protection first: a locked source, account or throttled IP
+ * gets the 429 before the password is looked at, so the answer is the same for a right or a wrong
+ * password. Unknown identifier, user without password and wrong password give the same answer after
+ * the same work (a decoy argon2 verification), so the answer reveals nothing.
  */
 export const passwordStep: AuthFlowStep<{ password: string }> = {
   id: 'password',
   input: z.object({ password: z.string().min(1).max(1024) }),
-  async run({ db, clock, session, request }, { password }) {
-    const userId = session.userId;
-    const identifier = typeof session.tempData.identifier === 'string' ? session.tempData.identifier : '';
+  async run(context, { password }) {
+    const { db, clock, request } = context;
+    const attempt = loginAttemptOf(context, 'password');
+    const { userId } = attempt;
+    const identifier = attempt.identifier ?? '';
     const protection = { db, clock };
-    await assertLoginAllowed(protection, { userId, ip: request.ip, identifier });
-    const storedHash = userId ? await findPasswordHash(db, userId) : undefined;
-    if (!(await verifyPassword(storedHash, password)) || !userId) {
-      await recordLoginFailure(protection, { userId, identifier, ...request, method: 'password' });
+    const claim = await assertLoginAllowed(protection, attempt);
+    if (!(await verifyUserPassword(db, userId, password, clock.now())) || !userId) {
+      await recordLoginFailure(protection, { ...attempt, identifier, ...request, claim });
       throw invalidCredentials();
     }
-    await recordLoginSuccess(protection, { userId, ...request, method: 'password' });
+    await recordLoginSuccess(protection, { ...attempt, userId, ...request, method: 'password', claim });
     return { userId, authMethod: 'pwd' };
   },
 };

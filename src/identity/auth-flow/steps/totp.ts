@@ -6,6 +6,7 @@ import {
   recordLoginFailure,
   recordLoginSuccess,
 } from '../../brute-force/login-protection.js';
+import { loginAttemptOf } from '../login-attempt.js';
 import type { AuthFlowStep } from '../step.js';
 
 /**
@@ -18,16 +19,18 @@ export function createTotpStep(deps: TotpDependencies): AuthFlowStep<{ code: str
   return {
     id: 'totp',
     input: z.object({ code: z.string().trim().min(1).max(16) }),
-    async run({ db, clock, session, request }, { code }) {
-      const userId = session.userId;
-      const identifier = typeof session.tempData.identifier === 'string' ? session.tempData.identifier : '';
+    async run(context, { code }) {
+      const { db, clock, request } = context;
+      const attempt = loginAttemptOf(context, 'totp');
+      const { userId } = attempt;
+      const identifier = attempt.identifier ?? '';
       const protection = { db, clock };
-      await assertLoginAllowed(protection, { userId, ip: request.ip, identifier });
+      const claim = await assertLoginAllowed(protection, attempt);
       if (!userId || !(await verifyUserTotp(db, deps, userId, code, clock.now()))) {
-        await recordLoginFailure(protection, { userId, identifier, ...request, method: 'totp' });
+        await recordLoginFailure(protection, { ...attempt, identifier, ...request, claim });
         throw new ApiError(401, 'invalid_code', 'The code is not right. Try again.');
       }
-      await recordLoginSuccess(protection, { userId, ...request, method: 'totp' });
+      await recordLoginSuccess(protection, { ...attempt, userId, ...request, method: 'totp', claim });
       return { userId, authMethod: 'otp' };
     },
     screen: () => ({

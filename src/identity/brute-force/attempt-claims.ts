@@ -1,0 +1,30 @@
+/**
+ * Attempts in flight: a login attempt claims a place on each counter that judges it BEFORE its password
+ * or code is checked, and gives it back with the outcome (a failure, or a success). The counters grant
+ * a claim only while failures + claims in flight stay below the next threshold, so parallel wrong
+ * passwords can't get more tries than the rules allow; and since a claim is not a failure, parallel
+ * right passwords are not refused while the count is below the threshold.
+ *
+ * A claim lapses after `claimLifetimeSeconds` (the process died mid-check): the counters' SQL counts
+ * `in_flight` only while `in_flight_expires_at` is in the future. Every change is one statement.
+ */
+export const claimLifetimeSeconds = 30;
+
+/** An attempt that could not claim its place: locked until a time, or busy (others in flight). */
+export type ClaimRefusal = { lockedUntil: Date } | { busy: true };
+export type ClaimResult = { granted: true } | ({ granted: false } & ClaimRefusal);
+
+/** SQL: the claims of row `alias` still in flight at `:now`. */
+export const liveInFlight = (alias: string) =>
+  `(case when ${alias}.in_flight_expires_at > :now then ${alias}.in_flight else 0 end)`;
+
+/** SQL: the row's claims in flight once one of them is given back. */
+export const inFlightAfterRelease = (alias: string) => `greatest(${liveInFlight(alias)} - 1, 0)`;
+
+export const claimExpiry = (now: Date) => new Date(now.getTime() + claimLifetimeSeconds * 1000);
+
+/** The refusal of a claim that changed no row: locked if the row's lock is in force, else busy. */
+export function refusalOf(row: { locked_until: Date | null } | undefined, now: Date): ClaimRefusal {
+  if (row?.locked_until && row.locked_until > now) return { lockedUntil: row.locked_until };
+  return { busy: true };
+}

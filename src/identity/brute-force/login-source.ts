@@ -1,0 +1,46 @@
+import { sha256 } from '../../crypto/digest.js';
+import type { Queryable } from '../../db/database.js';
+
+/**
+ * Where a login attempt comes from, for the lockout ladder: the signed-in session it is made in (a
+ * password re-checked inside a session, e.g. to change it), else a device the account has signed in
+ * on before (its device-binding cookie names a live binding on which the account is saved and not
+ * removed by the user), else the client IP. Sessions and devices are the account's own: signing in to
+ * one's own account on a device makes it known for that account only.
+ */
+export type LoginSource = { kind: 'session' | 'device' | 'ip'; key: string };
+
+const nobody = '00000000-0000-0000-0000-000000000000';
+
+export async function loginSourceOf(
+  db: Queryable,
+  attempt: {
+    userId: string | undefined;
+    ip: string;
+    deviceCookie?: string | undefined;
+    sessionId?: string | undefined;
+  },
+): Promise<LoginSource> {
+  if (attempt.userId && attempt.sessionId) return { kind: 'session', key: `session:${attempt.sessionId}` };
+  if (attempt.deviceCookie) {
+    // Looked up for an identifier no account has too: the same work, so the time tells nothing.
+    const device = await findKnownDevice(db, attempt.userId ?? nobody, attempt.deviceCookie);
+    if (device && attempt.userId) return { kind: 'device', key: `device:${device}` };
+  }
+  return { kind: 'ip', key: `ip:${attempt.ip}` };
+}
+
+/** The device binding the cookie names, if the user signed in on it before; else undefined. */
+async function findKnownDevice(
+  db: Queryable,
+  userId: string,
+  deviceCookie: string,
+): Promise<string | undefined> {
+  const row: { id: string } | undefined = await db('device_bindings as d')
+    .join('saved_accounts as s', 's.device_binding_id', 'd.id')
+    .where({ 'd.secret_hash': sha256(deviceCookie), 's.user_id': userId })
+    .whereNull('d.revoked_at')
+    .whereNull('s.revoked_at')
+    .first('d.id');
+  return row?.id;
+}

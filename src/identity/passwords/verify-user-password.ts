@@ -1,0 +1,22 @@
+import type { Queryable } from '../../db/database.js';
+import { findPasswordHash, replacePasswordHash } from './password-credential.js';
+import { checkPassword, hashPassword } from './password-hash.js';
+
+/**
+ * Checks a user's password (same work and time for an unknown user or a user without a password:
+ * password-hash.ts). A match against a hash made before passwords were normalized re-hashes the
+ * normalized password, so the account needs only the normal check from then on.
+ */
+export async function verifyUserPassword(
+  db: Queryable,
+  userId: string | undefined,
+  password: string,
+  now: Date,
+): Promise<boolean> {
+  const storedHash = userId ? await findPasswordHash(db, userId) : undefined;
+  const check = await checkPassword(storedHash, password);
+  if (check === 'match_unnormalized') {
+    await replacePasswordHash(db, userId!, storedHash!, await hashPassword(password), now);
+  }
+  return check !== 'mismatch';
+}
