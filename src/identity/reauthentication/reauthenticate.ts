@@ -73,22 +73,25 @@ export async function reauthenticate(
   }
 
   const protection = { db: deps.db, clock: deps.clock };
-  await assertLoginAllowed(protection, { userId: user.id, ip: request.ip });
+  const method = proof.method === 'password' ? 'password' : proof.method === 'totp' ? 'totp' : 'otp';
+  // The session is the attempt's source: a stolen token can't guess on from address after address.
+  const loginAttempt = { userId: user.id, ip: request.ip, sessionId: session.id, method };
+  const claim = await assertLoginAllowed(protection, loginAttempt);
   try {
     await checkProof(deps, user, proof);
   } catch (error) {
     if (error instanceof ApiError && error.status < 500) {
       await recordLoginFailure(protection, {
-        userId: user.id,
+        ...loginAttempt,
         identifier: user.email ?? user.phone ?? '',
-        ...request,
-        method: proof.method === 'password' ? 'password' : proof.method === 'totp' ? 'totp' : 'otp',
+        userAgent: request.userAgent,
         reason: 'reauthentication',
+        claim,
       });
     }
     throw error;
   }
-  await releaseLoginAttempt(protection, { userId: user.id, ip: request.ip });
+  await releaseLoginAttempt(protection, { ...loginAttempt, claim });
 
   const now = deps.clock.now();
   const recorded = await deps.db.transaction(async (trx) => {
