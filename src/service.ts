@@ -291,7 +291,16 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     consentRoutes({ db, clock, signedIn, logger }),
     clientRegistrationRoutes({ db, clock, tokenVerification, recentAuthentication, logger }),
     singleLogoutPageRoutes(),
-    interactionRoutes({ provider, db, clock, flows, rateLimits, apiAudience: config.apiAudience, logger }),
+    interactionRoutes({
+      provider,
+      db,
+      clock,
+      flows,
+      rateLimits,
+      apiAudience: config.apiAudience,
+      notifications,
+      logger,
+    }),
     createIdentityApi(
       { config, logger, guards: { bearer: signedIn, reauthentication: recentAuthentication } },
       [

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeliveredMessage } from '../../src/identity/transports/development-transport.js';
 import type { OutgoingMessage, Transport } from '../../src/identity/transports/transport.js';
-import { createTestUser, uniqueEmail, uniquePhone } from '../support/fixtures.js';
+import { createTestClient, createTestUser, uniqueEmail, uniquePhone } from '../support/fixtures.js';
+import { HttpBrowser } from '../support/http-browser.js';
+import { completeAuthorization, discover } from '../support/relying-party.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 import { IdentityClient, MovableClock, randomIp } from './support/identity-client.js';
 import { totpCode } from './support/totp-codes.js';
@@ -153,6 +155,19 @@ describe('security notifications', () => {
     const shared = await client.login(other.email!, other.password);
     await client.login(user.email!, user.password, { cookie: shared.deviceCookie! });
     expect(signInNoticesTo(user.email!)).toHaveLength(2);
+  });
+
+  it('tells the user of a first sign-in through the OIDC pages on a browser, not of the next one', async () => {
+    const user = await createTestUser(service.service.db);
+    const { client: application } = await createTestClient(service.service.db);
+    const config = await discover(service.issuer, application.clientId);
+    const browser = new HttpBrowser(service.issuer);
+    const signIn = { identifier: user.email!, password: user.password };
+    await completeAuthorization(config, browser, signIn);
+    expect(signInNoticesTo(user.email!)).toHaveLength(1);
+    // The same browser (its device cookie) signs in again: known, nothing sent.
+    await completeAuthorization(config, browser, { ...signIn, parameters: { prompt: 'login' } });
+    expect(signInNoticesTo(user.email!)).toHaveLength(1);
   });
 
   it('does not announce the sign-in that ends a registration', async () => {

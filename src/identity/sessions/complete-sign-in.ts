@@ -1,10 +1,9 @@
 import type { Queryable } from '../../db/database.js';
 import type { FlowKind } from '../auth-flow/flow-session.js';
 import type { RequestInfo } from '../auth-flow/step.js';
-import { findUserById, type User } from '../users/user.js';
-import { deviceBindingFor } from './device-bindings.js';
+import type { User } from '../users/user.js';
+import { bindDeviceAtSignIn } from './bind-device.js';
 import type { MainAuthSigning } from './main-auth-tokens.js';
-import { isAccountSavedOnDevice, saveAccountOnDevice } from './saved-accounts.js';
 import { startSession, type SessionTokens } from './start-session.js';
 
 export interface CompletedSignIn extends SessionTokens {
@@ -31,14 +30,16 @@ export async function completeSignIn(
   },
   now: Date,
 ): Promise<CompletedSignIn> {
-  const device = await deviceBindingFor(trx, signIn.deviceCookie, signIn.request, now);
-  const tokens = await startSession(trx, signing, { ...signIn, deviceBindingId: device.id }, now);
-  const user = await findUserById(trx, signIn.userId);
-  const seenBefore = user ? await isAccountSavedOnDevice(trx, device.id, user.id) : true;
-  if (user) await saveAccountOnDevice(trx, device.id, user, now);
+  const device = await bindDeviceAtSignIn(trx, signIn.deviceCookie, signIn.request, signIn.userId, now);
+  const tokens = await startSession(
+    trx,
+    signing,
+    { ...signIn, deviceBindingId: device.deviceBindingId },
+    now,
+  );
   return {
     ...tokens,
-    newDeviceSecret: device.newSecret,
-    newDeviceFor: signIn.flow === 'login' && !seenBefore ? user : undefined,
+    newDeviceSecret: device.newDeviceSecret,
+    newDeviceFor: signIn.flow === 'login' ? device.firstOnDevice : undefined,
   };
 }

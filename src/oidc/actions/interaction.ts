@@ -13,13 +13,10 @@ import { RateLimitExceeded, type RateLimits } from '../../http/rate-limit.js';
 import { requestInfo } from '../../http/request-info.js';
 import type { AuthFlowEngine, FlowInProgress } from '../../identity/auth-flow/flow-engine.js';
 import { flowStepRateLimit } from '../../identity/auth-flow/flow-rate-limits.js';
-import {
-  deviceBindingFor,
-  readDeviceCookie,
-  setDeviceCookie,
-} from '../../identity/sessions/device-bindings.js';
-import { saveAccountOnDevice } from '../../identity/sessions/saved-accounts.js';
-import { findUserById } from '../../identity/users/user.js';
+import { bindDeviceAtSignIn } from '../../identity/sessions/bind-device.js';
+import { browserNameOf } from '../../identity/sessions/browser-name.js';
+import { readDeviceCookie, setDeviceCookie } from '../../identity/sessions/device-bindings.js';
+import type { SecurityNotifications } from '../../identity/notifications/security-notifications.js';
 import type { Logger } from '../../logger.js';
 import { allowedScopesOf } from '../client-metadata.js';
 import { saveConsent } from '../models/consent.js';
@@ -34,6 +31,8 @@ export interface InteractionDependencies {
   /** When given, the step limit of /auth/flow/step (per IP + flow session) applies to the pages too. */
   rateLimits?: RateLimits;
   apiAudience: string;
+  /** A sign-in on a device the account never used is announced to the user. */
+  notifications: SecurityNotifications;
   logger: Logger;
 }
 
@@ -48,7 +47,7 @@ const consentForm = z.object({ decision: z.enum(['allow', 'deny']) });
  * engine's signed, SameSite=Lax interaction cookie, which is also what stops cross-site form posts.
  */
 export function interactionRoutes(deps: InteractionDependencies): Router {
-  const { provider, db, clock, flows, rateLimits, apiAudience, logger } = deps;
+  const { provider, db, clock, flows, rateLimits, apiAudience, notifications, logger } = deps;
   const router = new Router({ prefix: '/interaction/:uid' });
   const forms = bodyParser({ enableTypes: ['form'], formLimit: '16kb' });
 
@@ -142,14 +141,20 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
    * failures elsewhere never lock (src/identity/brute-force/login-source.ts).
    */
   const rememberDevice = async (ctx: Context, userId: string) => {
+    const request = requestInfo(ctx);
     const now = clock.now();
-    const newSecret = await db.transaction(async (trx) => {
-      const device = await deviceBindingFor(trx, readDeviceCookie(ctx), requestInfo(ctx), now);
-      const user = await findUserById(trx, userId);
-      if (user) await saveAccountOnDevice(trx, device.id, user, now);
-      return device.newSecret;
-    });
-    if (newSecret) setDeviceCookie(ctx, newSecret);
+    const device = await db.transaction((trx) =>
+      bindDeviceAtSignIn(trx, readDeviceCookie(ctx), request, userId, now),
+    );
+    if (device.newDeviceSecret) setDeviceCookie(ctx, device.newDeviceSecret);
+    if (device.firstOnDevice) {
+      notifications.notify(device.firstOnDevice, {
+        kind: 'new_device_sign_in',
+        device: browserNameOf(request.userAgent),
+        ip: request.ip,
+        at: now,
+      });
+    }
   };
 
   const finish = async (ctx: Context, result: InteractionResults, merge: boolean) => {
