@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { Eta } from 'eta';
 import type { Context } from 'koa';
+import { publicPath } from './base-path.js';
 
 export const viewsDirectory = fileURLToPath(new URL('../../views/', import.meta.url));
 
@@ -21,5 +22,6 @@ export function renderPage(
   ctx.type = 'html';
   // CSP, nosniff and the other security headers: security-headers.ts, for every answer.
   ctx.set('Cache-Control', 'no-store');
-  ctx.body = renderView(template, data);
+  // `it.url('/assets/pages.css')`: every link of a page goes through it (the service may be mounted).
+  ctx.body = renderView(template, { url: (path: string) => publicPath(ctx, path), ...data });
 }
