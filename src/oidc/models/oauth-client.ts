@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { constantTimeEqual, randomSecret, sha256 } from '../../crypto/digest.js';
 import type { Queryable } from '../../db/database.js';
 import { ApiError } from '../../http/api-error.js';
+import { redirectUriSchema } from '../redirect-uri.js';
 import { isOidcScope, isServiceScope, oidcScopes, serviceScopePattern, servicePrefix } from '../scopes.js';
 
 /** An OAuth client as the rest of the service sees it (table oauth_clients). */
@@ -27,34 +28,6 @@ export const clientTypes = ['public', 'confidential'] as const;
 export type ClientType = (typeof clientTypes)[number];
 export const grantTypes = ['authorization_code', 'refresh_token', 'client_credentials'] as const;
 export type GrantType = (typeof grantTypes)[number];
-
-const loopbackHosts = new Set(['localhost', '127.0.0.1', '[::1]']);
-
-/**
- * A redirect URI a client may register (RFC 9700 §2.1, RFC 8252 §7): absolute, no fragment; https, or
- * http only on a loopback host, or a private-use scheme in reverse-domain form for native apps.
- */
-export const redirectUriSchema = z
-  .string()
-  .max(2000)
-  .refine(
-    (value) => {
-      let url: URL;
-      try {
-        url = new URL(value);
-      } catch {
-        return false;
-      }
-      if (url.hash || value.includes('#')) return false;
-      if (url.protocol === 'https:') return true;
-      if (url.protocol === 'http:') return loopbackHosts.has(url.hostname);
-      return /^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+:$/.test(url.protocol);
-    },
-    {
-      message:
-        'must be an absolute https URL without fragment (http only on localhost, or a reverse-domain scheme for native apps)',
-    },
-  );
 
 const scopeSchema = z.string().refine((scope) => isOidcScope(scope) || serviceScopePattern.test(scope), {
   message: `must be one of ${oidcScopes.join(', ')} or service:<catalogue-permission>`,
