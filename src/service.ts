@@ -318,7 +318,9 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
         savedAccountRoutes({ db, clock }),
         passwordRoutes(passwordDeps),
         verificationRoutes({ ...messaging, notifications }),
-        ...(config.env === 'production' ? [] : [developmentMessagesRoutes(developmentMessages)]),
+        ...(config.env === 'production'
+          ? []
+          : [developmentMessagesRoutes(developmentMessages, { allowRemote: config.devMessagesRemote })]),
       ],
     ),
     resetPasswordPageRoutes(passwordDeps),
