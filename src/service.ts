@@ -74,6 +74,7 @@ import { userinfoRoutes } from './oidc/actions/userinfo.js';
 import { singleLogoutPageRoutes } from './oidc/logout-pages.js';
 import { createOidcProvider, oauthRoutes } from './oidc/provider.js';
 import { clientRateLimiting } from './oidc/client-rate-limits.js';
+import { oauthTokenStanding } from './oidc/oauth-token-standing.js';
 import { engineAnswerCorrections } from './oidc/engine-answer-corrections.js';
 import { oauthErrorAnswer } from './oidc/oauth-error.js';
 import { platformEvents, platformProducer, type PlatformEvents } from './platform/events/platform-events.js';
@@ -174,10 +175,20 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
   const keySet = new PublishedKeySet(db, clock);
   await keySet.refresh();
 
+  const { provider, close: closeProvider } = createOidcProvider({
+    config,
+    db,
+    clock,
+    cookieKeys: secrets.cookieKeys,
+    signingKey: oidcKey,
+    logger,
+  });
   const tokenVerification: TokenVerification = {
     keySet,
     issuer: config.issuer,
     audience: config.apiAudience,
+    // What a client's tokens are worth now (disabled, first-party), from the engine's client cache.
+    oauthTokens: oauthTokenStanding(provider),
   };
   const rateLimits = new RateLimits(db);
   const sessionPolicy: SessionPolicy = { ...config.sessions };
@@ -241,15 +252,6 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     relayEvents: options.relayEvents ?? true,
   });
   const platform = createPlatform({ config, db, clock, logger, events, tokenVerification });
-
-  const { provider, close: closeProvider } = createOidcProvider({
-    config,
-    db,
-    clock,
-    cookieKeys: secrets.cookieKeys,
-    signingKey: oidcKey,
-    logger,
-  });
 
   const app = new Koa();
   app.keys = secrets.cookieKeys;

@@ -16,6 +16,12 @@ export type Principal =
       userId: string;
       roles: string[];
       permissions: string[];
+      /**
+       * Whether the token acts with the user's roles and permissions: a main-auth token does; an OAuth
+       * token only when its client is first-party and the roles scope was granted. Any other client's
+       * token speaks for the user to that client, not with the user's authority over the service.
+       */
+      hasUserAuthority: boolean;
       /** Epoch seconds of the last authentication (main-auth tokens always carry it). */
       authTime: number | undefined;
       sessionId: string | undefined;
@@ -25,18 +31,42 @@ export type Principal =
     }
   | { kind: 'service'; token: 'oauth-service'; clientId: string; scopes: Set<string> };
 
+/** What the service knows now about the client behind an OAuth access token (src/oidc answers it). */
+export interface OAuthTokenStanding {
+  /** undefined when the token may no longer be used (its client is disabled or gone). */
+  check(token: { clientId: string }): Promise<{ firstParty: boolean } | undefined>;
+}
+
 export interface TokenVerification {
   keySet: PublishedKeySet;
   issuer: string;
   audience: string;
+  oauthTokens: OAuthTokenStanding;
 }
 
 /**
- * Verifies a bearer access token of one of the accepted kinds. The header's typ says which verifier
- * applies (at+jwt = OAuth, JWT = main-auth); each verifier trusts only the keys of its own purpose, so a
- * token can't pass for the other kind by changing its header.
+ * What a verified token is worth now, at every use (a verified token may be remembered until its exp):
+ * an OAuth token is refused once its client is disabled; a user's OAuth token has the user's authority
+ * only while its client is first-party and the roles scope was granted.
  */
-export async function verifyAccessToken(
+export async function confirmStanding(
+  principal: Principal,
+  verification: TokenVerification,
+): Promise<Principal> {
+  if (principal.token === 'main-auth' || principal.clientId === undefined) return principal;
+  const standing = await verification.oauthTokens.check({ clientId: principal.clientId });
+  if (!standing) throw new InvalidAccessTokenError('the client of this token is disabled');
+  if (principal.kind === 'service') return principal;
+  return { ...principal, hasUserAuthority: standing.firstParty && principal.scopes.has('roles') };
+}
+
+/**
+ * Verifies a bearer access token of one of the accepted kinds: signature, issuer, audience, expiry
+ * (confirmStanding then tells what it is worth now). The header's typ says which verifier applies
+ * (at+jwt = OAuth, JWT = main-auth); each verifier trusts only the keys of its own purpose, so a token
+ * can't pass for the other kind by changing its header.
+ */
+export async function verifySignedToken(
   token: string,
   verification: TokenVerification,
   accept: readonly TokenKind[],
@@ -57,6 +87,7 @@ export async function verifyAccessToken(
       userId: claims.sub,
       roles: claims.roles ?? [],
       permissions: claims.permissions ?? [],
+      hasUserAuthority: true,
       authTime: claims.auth_time,
       sessionId: claims.sessionId,
       tokenId: claims.tokenId,
@@ -84,6 +115,8 @@ export async function verifyAccessToken(
       userId: claims.sub,
       roles: claims.roles ?? [],
       permissions: claims.permissions ?? [],
+      // Decided at every use by confirmStanding.
+      hasUserAuthority: false,
       authTime: typeof claims.auth_time === 'number' ? claims.auth_time : undefined,
       sessionId: claims.sessionId,
       tokenId: undefined,
@@ -94,9 +127,12 @@ export async function verifyAccessToken(
   throw new InvalidAccessTokenError('unsupported token type');
 }
 
-/** A user holds the permission (or `*`); a service holds the scope `service:<permission>`. */
+/**
+ * A user's token with the user's authority (hasUserAuthority) and the user holds the permission (or
+ * `*`); a service holds the scope `service:<permission>`.
+ */
 export function principalHasPermission(principal: Principal, permission: string): boolean {
   return principal.kind === 'user'
-    ? hasPermission(principal, permission)
+    ? principal.hasUserAuthority && hasPermission(principal, permission)
     : principal.scopes.has(`${servicePrefix}${permission}`);
 }

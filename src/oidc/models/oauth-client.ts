@@ -17,6 +17,11 @@ export interface OAuthClient {
   allowedScopes: string[];
   grantTypes: GrantType[];
   isActive: boolean;
+  /**
+   * Marked by an administrator as one of the service's own applications: its access tokens, with the
+   * roles scope granted, act with the user's roles and permissions at the management endpoints.
+   */
+  firstParty: boolean;
   ownerId: string | null;
   createdAt: Date;
   updatedAt: Date;
@@ -42,6 +47,7 @@ export const newClientSchema = z
     scopes: z.array(scopeSchema).min(1).max(100),
     grantTypes: z.array(z.enum(grantTypes)).min(1).default(['authorization_code', 'refresh_token']),
     ownerId: z.uuid().nullable().default(null),
+    firstParty: z.boolean().default(false),
   })
   .superRefine((client, issues) => {
     const problem = (path: string, message: string) =>
@@ -58,6 +64,7 @@ export const newClientSchema = z
       if (serviceScopes.length !== client.scopes.length) {
         problem('scopes', 'a service client has only service:<catalogue-permission> scopes');
       }
+      if (client.firstParty) problem('firstParty', 'a service client acts by its service scopes only');
       return;
     }
     if (serviceScopes.length > 0) problem('scopes', 'service scopes are only for client_credentials clients');
@@ -82,6 +89,7 @@ interface OAuthClientRow {
   allowed_scopes: string[];
   grant_types: GrantType[];
   is_active: boolean;
+  first_party: boolean;
   owner_id: string | null;
   created_at: Date;
   updated_at: Date;
@@ -98,6 +106,7 @@ function fromRow(row: OAuthClientRow): OAuthClient {
     allowedScopes: row.allowed_scopes,
     grantTypes: row.grant_types,
     isActive: row.is_active,
+    firstParty: row.first_party,
     ownerId: row.owner_id,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -137,6 +146,7 @@ export async function createClient(db: Queryable, input: NewClient): Promise<Cre
       allowed_scopes: unique(client.scopes),
       grant_types: unique(client.grantTypes),
       owner_id: client.ownerId,
+      first_party: client.firstParty,
     },
     '*',
   );
@@ -214,6 +224,7 @@ export function clientView(client: OAuthClient) {
     allowed_scopes: client.allowedScopes,
     grant_types: client.grantTypes,
     is_active: client.isActive,
+    first_party: client.firstParty,
     owner_id: client.ownerId,
     created_at: client.createdAt.toISOString(),
   };
