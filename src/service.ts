@@ -75,6 +75,7 @@ import { singleLogoutPageRoutes } from './oidc/logout-pages.js';
 import { createOidcProvider, oauthRoutes } from './oidc/provider.js';
 import { clientRateLimiting } from './oidc/client-rate-limits.js';
 import { oauthTokenStanding } from './oidc/oauth-token-standing.js';
+import { RevokedGrants } from './oidc/revoked-grants.js';
 import { engineAnswerCorrections } from './oidc/engine-answer-corrections.js';
 import { oauthErrorAnswer } from './oidc/oauth-error.js';
 import { platformEvents, platformProducer, type PlatformEvents } from './platform/events/platform-events.js';
@@ -183,12 +184,14 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     signingKey: oidcKey,
     logger,
   });
+  const revokedGrants = new RevokedGrants(db, clock, logger);
+  await revokedGrants.start();
   const tokenVerification: TokenVerification = {
     keySet,
     issuer: config.issuer,
     audience: config.apiAudience,
-    // What a client's tokens are worth now (disabled, first-party), from the engine's client cache.
-    oauthTokens: oauthTokenStanding(provider),
+    // What an OAuth token is worth now: grant revoked, client disabled or first-party (all in memory).
+    oauthTokens: oauthTokenStanding(provider, revokedGrants),
   };
   const rateLimits = new RateLimits(db);
   const sessionPolicy: SessionPolicy = { ...config.sessions };
@@ -287,8 +290,16 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     assetRoutes(),
     jwksRoutes(keySet),
     discoveryRoutes(),
-    userinfoRoutes({ config, db, keySet, logger }),
-    introspectionRoutes({ config, db, clock, provider, keySet, logger }),
+    userinfoRoutes({ config, db, keySet, oauthTokens: tokenVerification.oauthTokens, logger }),
+    introspectionRoutes({
+      config,
+      db,
+      clock,
+      provider,
+      keySet,
+      oauthTokens: tokenVerification.oauthTokens,
+      logger,
+    }),
     endSessionRoutes({ db, clock, keySet, issuer: config.issuer }),
     consentRoutes({ db, clock, signedIn, logger }),
     clientRegistrationRoutes({ db, clock, tokenVerification, recentAuthentication, logger }),
@@ -361,6 +372,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     async close() {
       cleanup?.stop();
       closeProvider();
+      revokedGrants.close();
       // The relay and the NATS connection first: they use the database.
       platform.close();
       await events.close();

@@ -1,15 +1,18 @@
 import { errors, type Provider } from 'oidc-provider';
 import type { OAuthTokenStanding } from '../tokens/principal.js';
 import { isFirstParty } from './client-metadata.js';
+import type { RevokedGrants } from './revoked-grants.js';
 
 /**
- * What the service knows now about the client behind an OAuth access token, from the per-node client
- * cache (src/oidc/client-cache.ts: a client disabled anywhere is seen within seconds): a disabled or
- * deleted client's tokens are no longer accepted.
+ * What the service knows now about an OAuth access token beyond its signature, all from memory: its
+ * grant revoked (src/oidc/revoked-grants.ts), its client disabled or deleted (the per-node client
+ * cache, src/oidc/client-cache.ts), its client first-party. A change made anywhere is seen by every
+ * node within seconds.
  */
-export function oauthTokenStanding(provider: Provider): OAuthTokenStanding {
+export function oauthTokenStanding(provider: Provider, revokedGrants: RevokedGrants): OAuthTokenStanding {
   return {
-    async check({ clientId }) {
+    async check({ clientId, grantId }) {
+      if (grantId !== undefined && revokedGrants.isRevoked(grantId)) return undefined;
       let client;
       try {
         client = await provider.Client.find(clientId);

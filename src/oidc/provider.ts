@@ -174,6 +174,8 @@ export function createOidcProvider(dependencies: OidcProviderDependencies): {
       const claims = {
         sessionId: (token as { sessionUid?: string }).sessionUid,
         auth_time: source?.authTime,
+        // The token dies with its authorization (code replayed, refresh token reused, consent withdrawn...).
+        grant_id: token.grantId,
       };
       // The user's roles and permissions only as far as the grant allows: the roles scope, allowed for
       // the client, asked for and consented to (the token's scope is all three).

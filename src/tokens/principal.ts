@@ -27,14 +27,19 @@ export type Principal =
       sessionId: string | undefined;
       tokenId: string | undefined;
       clientId: string | undefined;
+      /** The authorization an OAuth token was issued from (its refresh-token family). */
+      grantId: string | undefined;
       scopes: Set<string>;
     }
   | { kind: 'service'; token: 'oauth-service'; clientId: string; scopes: Set<string> };
 
-/** What the service knows now about the client behind an OAuth access token (src/oidc answers it). */
+/** What the service knows now about an OAuth access token's client and grant (src/oidc answers it). */
 export interface OAuthTokenStanding {
-  /** undefined when the token may no longer be used (its client is disabled or gone). */
-  check(token: { clientId: string }): Promise<{ firstParty: boolean } | undefined>;
+  /** undefined when the token may no longer be used: its grant revoked, its client disabled or gone. */
+  check(token: {
+    clientId: string;
+    grantId: string | undefined;
+  }): Promise<{ firstParty: boolean } | undefined>;
 }
 
 export interface TokenVerification {
@@ -46,16 +51,19 @@ export interface TokenVerification {
 
 /**
  * What a verified token is worth now, at every use (a verified token may be remembered until its exp):
- * an OAuth token is refused once its client is disabled; a user's OAuth token has the user's authority
- * only while its client is first-party and the roles scope was granted.
+ * an OAuth token is refused once its grant is revoked or its client disabled; a user's OAuth token has
+ * the user's authority only while its client is first-party and the roles scope was granted.
  */
 export async function confirmStanding(
   principal: Principal,
   verification: TokenVerification,
 ): Promise<Principal> {
   if (principal.token === 'main-auth' || principal.clientId === undefined) return principal;
-  const standing = await verification.oauthTokens.check({ clientId: principal.clientId });
-  if (!standing) throw new InvalidAccessTokenError('the client of this token is disabled');
+  const standing = await verification.oauthTokens.check({
+    clientId: principal.clientId,
+    grantId: principal.kind === 'user' ? principal.grantId : undefined,
+  });
+  if (!standing) throw new InvalidAccessTokenError('this token was revoked or its client disabled');
   if (principal.kind === 'service') return principal;
   return { ...principal, hasUserAuthority: standing.firstParty && principal.scopes.has('roles') };
 }
@@ -92,6 +100,7 @@ export async function verifySignedToken(
       sessionId: claims.sessionId,
       tokenId: claims.tokenId,
       clientId: undefined,
+      grantId: undefined,
       scopes: new Set(),
     };
   }
@@ -121,6 +130,7 @@ export async function verifySignedToken(
       sessionId: claims.sessionId,
       tokenId: undefined,
       clientId: claims.client_id,
+      grantId: claims.grant_id,
       scopes: tokenScopes(claims),
     };
   }
