@@ -32,7 +32,8 @@ const emptyAsUndefined = (value: unknown) => (value === '' ? undefined : value);
 export const environmentSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
-  HOST: z.string().min(1).default('0.0.0.0'),
+  /** Listen address; default 127.0.0.1 outside production (a laptop), 0.0.0.0 in production. */
+  HOST: z.preprocess(emptyAsUndefined, z.string().min(1).optional()),
   /** Public base address of the service; the issuer of every token. No trailing slash, no path. */
   ISSUER: z.url({ protocol: /^https?$/ }).optional(),
   /** PostgreSQL connection string; unset = embedded PGlite in DATA_DIR. */
@@ -79,6 +80,8 @@ export const environmentSchema = z.object({
     emptyAsUndefined,
     z.string().min(32, 'must have at least 32 characters').optional(),
   ),
+  /** Let the development outbox (GET /api/v2/identity/dev/messages) answer other machines too; never in production. */
+  DEV_MESSAGES_REMOTE: z.preprocess(emptyAsUndefined, booleanFlag.default(false)),
   /** Where platform events go: in-process subscribers (one node) or NATS JetStream (several nodes). */
   EVENT_BUS: z.preprocess(emptyAsUndefined, z.enum(['embedded', 'nats']).default('embedded')),
   /** NATS server(s) for EVENT_BUS=nats, comma-separated. */
@@ -148,6 +151,8 @@ export interface Config {
   smsTransport: 'development' | 'webhook' | 'none';
   smsWebhookUrl: string | undefined;
   smsWebhookSecret: string | undefined;
+  /** The development outbox answers requests from other machines, not only from loopback. */
+  devMessagesRemote: boolean;
   eventBus: Environment['EVENT_BUS'];
   nats: { url: string; stream: string; subjectPrefix: string };
   sessions: { idleTimeoutSeconds: number; reauthenticationMaxAgeSeconds: number };
@@ -184,6 +189,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       }
     }
   }
+  if (environment.NODE_ENV === 'production' && environment.DEV_MESSAGES_REMOTE) {
+    throw new ConfigError('DEV_MESSAGES_REMOTE', 'is not allowed when NODE_ENV=production');
+  }
   const issuer = (environment.ISSUER ?? `http://localhost:${environment.PORT}`).replace(/\/+$/, '');
   if (new URL(issuer).pathname !== '/') {
     throw new ConfigError('ISSUER', 'must be an origin without a path (e.g. https://id.example.com)');
@@ -204,7 +212,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   return {
     env: environment.NODE_ENV,
     port: environment.PORT,
-    host: environment.HOST,
+    host: environment.HOST ?? (environment.NODE_ENV === 'production' ? '0.0.0.0' : '127.0.0.1'),
     issuer,
     databaseUrl: environment.DATABASE_URL,
     databasePoolMax: environment.DATABASE_POOL_MAX,
@@ -219,6 +227,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: environment.TRUST_PROXY > 0,
     trustedProxyHops: environment.TRUST_PROXY,
     ...messaging,
+    devMessagesRemote: environment.DEV_MESSAGES_REMOTE,
     eventBus: environment.EVENT_BUS,
     nats: {
       url: environment.NATS_URL,

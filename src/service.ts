@@ -74,6 +74,8 @@ import { userinfoRoutes } from './oidc/actions/userinfo.js';
 import { singleLogoutPageRoutes } from './oidc/logout-pages.js';
 import { createOidcProvider, oauthRoutes } from './oidc/provider.js';
 import { clientRateLimiting } from './oidc/client-rate-limits.js';
+import { oauthTokenStanding } from './oidc/oauth-token-standing.js';
+import { RevokedGrants } from './oidc/revoked-grants.js';
 import { engineAnswerCorrections } from './oidc/engine-answer-corrections.js';
 import { oauthErrorAnswer } from './oidc/oauth-error.js';
 import { platformEvents, platformProducer, type PlatformEvents } from './platform/events/platform-events.js';
@@ -174,10 +176,22 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
   const keySet = new PublishedKeySet(db, clock);
   await keySet.refresh();
 
+  const { provider, close: closeProvider } = createOidcProvider({
+    config,
+    db,
+    clock,
+    cookieKeys: secrets.cookieKeys,
+    signingKey: oidcKey,
+    logger,
+  });
+  const revokedGrants = new RevokedGrants(db, clock, logger);
+  await revokedGrants.start();
   const tokenVerification: TokenVerification = {
     keySet,
     issuer: config.issuer,
     audience: config.apiAudience,
+    // What an OAuth token is worth now: grant revoked, client disabled or first-party (all in memory).
+    oauthTokens: oauthTokenStanding(provider, revokedGrants),
   };
   const rateLimits = new RateLimits(db);
   const sessionPolicy: SessionPolicy = { ...config.sessions };
@@ -242,15 +256,6 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
   });
   const platform = createPlatform({ config, db, clock, logger, events, tokenVerification });
 
-  const { provider, close: closeProvider } = createOidcProvider({
-    config,
-    db,
-    clock,
-    cookieKeys: secrets.cookieKeys,
-    signingKey: oidcKey,
-    logger,
-  });
-
   const app = new Koa();
   app.keys = secrets.cookieKeys;
   app.proxy = config.trustProxy;
@@ -285,8 +290,16 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     assetRoutes(),
     jwksRoutes(keySet),
     discoveryRoutes(),
-    userinfoRoutes({ config, db, keySet, logger }),
-    introspectionRoutes({ config, db, clock, provider, keySet, logger }),
+    userinfoRoutes({ config, db, keySet, oauthTokens: tokenVerification.oauthTokens, logger }),
+    introspectionRoutes({
+      config,
+      db,
+      clock,
+      provider,
+      keySet,
+      oauthTokens: tokenVerification.oauthTokens,
+      logger,
+    }),
     endSessionRoutes({ db, clock, keySet, issuer: config.issuer }),
     consentRoutes({ db, clock, signedIn, logger }),
     clientRegistrationRoutes({ db, clock, tokenVerification, recentAuthentication, logger }),
@@ -327,7 +340,9 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
         savedAccountRoutes({ db, clock }),
         passwordRoutes(passwordDeps),
         verificationRoutes({ ...messaging, notifications }),
-        ...(config.env === 'production' ? [] : [developmentMessagesRoutes(developmentMessages)]),
+        ...(config.env === 'production'
+          ? []
+          : [developmentMessagesRoutes(developmentMessages, { allowRemote: config.devMessagesRemote })]),
       ],
     ),
     resetPasswordPageRoutes(passwordDeps),
@@ -366,6 +381,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     async close() {
       cleanup?.stop();
       closeProvider();
+      revokedGrants.close();
       // The relay and the NATS connection first: they use the database.
       platform.close();
       await events.close();

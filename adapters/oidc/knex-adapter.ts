@@ -10,6 +10,7 @@ import {
 import type { UserRow } from '../../src/identity/users/user.js';
 import { accountOf } from '../../src/oidc/account-claims.js';
 import { findClient } from '../../src/oidc/models/oauth-client.js';
+import { recordRevokedGrants } from '../../src/oidc/models/revoked-grant.js';
 import { clientMetadata } from '../../src/oidc/client-metadata.js';
 import { isRefreshTokenGrant, keepAccount, keepGrant, takeGrant } from './request-prefetch.js';
 
@@ -19,6 +20,7 @@ import { isRefreshTokenGrant, keepAccount, keepGrant, takeGrant } from './reques
  * - Client             -> oauth_clients (read-only here; clients are created through our API and CLI)
  * - AuthorizationCode  -> authorization_codes (value stored as SHA-256, redemption is a compare-and-set)
  * - RefreshToken       -> oauth_refresh_tokens (value stored as SHA-256, rotation is a compare-and-set)
+ * - AccessToken        -> revoking its grant is recorded in oauth_revoked_grants (src/oidc/revoked-grants.ts)
  * - everything else    -> oidc_payloads (Session, Interaction, Grant, ReplayDetection, ...)
  *
  * JWT access tokens and client-credentials tokens are never stored.
@@ -32,6 +34,8 @@ export function createOidcAdapterFactory(db: Database, clock: Clock): (model: st
         return new AuthorizationCodeAdapter(db, clock);
       case 'RefreshToken':
         return new RefreshTokenAdapter(db, clock);
+      case 'AccessToken':
+        return new AccessTokenAdapter(db, clock);
       default:
         return new PayloadAdapter(db, clock, model);
     }
@@ -316,7 +320,10 @@ class RefreshTokenAdapter implements Adapter {
   }
 }
 
-/** Revokes everything issued from one authorization: its refresh tokens, codes and the grant itself. */
+/**
+ * Revokes everything issued from one authorization: its refresh tokens, codes, the grant itself and
+ * its access tokens (recorded as a revoked grant).
+ */
 async function revokeGrantFamily(db: Database, clock: Clock, grantId: string): Promise<void> {
   await db.transaction(async (trx) => {
     await trx('oauth_refresh_tokens')
@@ -325,6 +332,7 @@ async function revokeGrantFamily(db: Database, clock: Clock, grantId: string): P
       .update({ revoked_at: clock.now() });
     await trx('authorization_codes').where({ grant_id: grantId }).update({ is_used: true });
     await trx('oidc_payloads').where({ model: 'Grant', id: grantId }).delete();
+    await recordRevokedGrants(trx, [grantId], clock.now());
   });
 }
 
@@ -341,8 +349,8 @@ function payloadFromRow(row: PayloadRow): AdapterPayload {
 
 class PayloadAdapter implements Adapter {
   constructor(
-    private readonly db: Database,
-    private readonly clock: Clock,
+    protected readonly db: Database,
+    protected readonly clock: Clock,
     private readonly model: string,
   ) {}
 
@@ -392,5 +400,20 @@ class PayloadAdapter implements Adapter {
 
   async revokeByGrantId(grantId: string): Promise<void> {
     await this.db('oidc_payloads').where({ model: this.model, grant_id: grantId }).delete();
+  }
+}
+
+/**
+ * JWT access tokens are not stored (the engine finds none here). The engine revokes a grant's access
+ * tokens when it revokes the grant (a replayed code, a reused or revoked refresh token, a logout): our
+ * tokens name their grant, so the grant is recorded as revoked and every node refuses its tokens.
+ */
+class AccessTokenAdapter extends PayloadAdapter {
+  constructor(db: Database, clock: Clock) {
+    super(db, clock, 'AccessToken');
+  }
+
+  override async revokeByGrantId(grantId: string): Promise<void> {
+    await recordRevokedGrants(this.db, [grantId], this.clock.now());
   }
 }

@@ -1,8 +1,9 @@
 import type { Context, Middleware } from 'koa';
 import { InvalidAccessTokenError } from '../tokens/oauth-access-token.js';
 import {
+  confirmStanding,
   principalHasPermission,
-  verifyAccessToken,
+  verifySignedToken,
   type Principal,
   type TokenKind,
   type TokenVerification,
@@ -45,14 +46,15 @@ export function requireAccessToken(
         'The Authorization header must be "Bearer <token>".',
         'invalid_request',
       );
-    const cached = options.cache?.get(token);
-    if (cached && accept.includes(cached.token)) {
-      ctx.state.principal = cached;
-      return next();
-    }
     try {
-      ctx.state.principal = await verifyAccessToken(token, verification, accept);
-      options.cache?.set(token, ctx.state.principal);
+      const cached = options.cache?.get(token);
+      if (cached && accept.includes(cached.token)) {
+        ctx.state.principal = await confirmStanding(cached, verification);
+      } else {
+        const verified = await verifySignedToken(token, verification, accept);
+        options.cache?.set(token, verified);
+        ctx.state.principal = await confirmStanding(verified, verification);
+      }
     } catch (error) {
       if (error instanceof InvalidAccessTokenError) {
         throw unauthenticated(
@@ -76,11 +78,28 @@ export function principalOf(ctx: Context): Principal {
 /** 403 unless the principal has the permission (users) or the service scope for it (services). */
 export function requirePermission(permission: string): Middleware {
   return async function permissionCheck(ctx, next) {
-    if (!principalHasPermission(principalOf(ctx), permission)) {
-      throw new ApiError(403, 'forbidden', `This needs the permission ${permission}.`, { permission });
-    }
+    const principal = principalOf(ctx);
+    if (!principalHasPermission(principal, permission)) throw missingPermission(principal, permission);
     await next();
   };
+}
+
+/** The 403 of a principal without the permission, saying what would carry it. */
+export function missingPermission(principal: Principal, permission: string): ApiError {
+  if (principal.kind === 'service') {
+    const scope = `service:${permission}`;
+    return new ApiError(403, 'forbidden', `This needs the permission ${scope}.`, { permission: scope });
+  }
+  if (!principal.hasUserAuthority) {
+    return new ApiError(
+      403,
+      'forbidden',
+      `This needs the permission ${permission}, and this access token does not carry your permissions: ` +
+        'only a first-party application granted the roles scope (or your sign-in to this service) does.',
+      { permission },
+    );
+  }
+  return new ApiError(403, 'forbidden', `This needs the permission ${permission}.`, { permission });
 }
 
 export type UserPrincipal = Extract<Principal, { kind: 'user' }>;

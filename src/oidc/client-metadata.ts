@@ -2,6 +2,8 @@ import type { OAuthClient } from './models/oauth-client.js';
 
 /** Name of our extra client metadata holding the client's allowed scopes (OIDC and service scopes). */
 export const allowedScopesMetadata = 'allowed_scopes';
+/** Name of our extra client metadata saying an administrator marked the client first-party. */
+export const firstPartyMetadata = 'first_party';
 
 /**
  * The engine's view of one of our clients. Public clients authenticate with `none` (PKCE); confidential
@@ -26,6 +28,7 @@ export function clientMetadata(client: OAuthClient): Record<string, unknown> {
     require_auth_time: true,
     application_type: client.redirectUris.some((uri) => !/^https?:/.test(uri)) ? 'native' : 'web',
     [allowedScopesMetadata]: client.allowedScopes,
+    [firstPartyMetadata]: client.firstParty,
   };
 }
 
@@ -33,4 +36,9 @@ export function clientMetadata(client: OAuthClient): Record<string, unknown> {
 export function allowedScopesOf(client: { [key: string]: unknown }): string[] {
   const scopes = client[allowedScopesMetadata] ?? client.allowedScopes;
   return Array.isArray(scopes) ? (scopes as string[]) : [];
+}
+
+/** Whether the engine's client object is of a client an administrator marked first-party. */
+export function isFirstParty(client: { [key: string]: unknown }): boolean {
+  return (client[firstPartyMetadata] ?? client.firstParty) === true;
 }

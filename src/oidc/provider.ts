@@ -13,6 +13,7 @@ import type { SigningKey } from '../keys/signing-keys.js';
 import type { Logger } from '../logger.js';
 import { claimsForScopes, loadAccount, type Account } from './account-claims.js';
 import { installClientCache } from './client-cache.js';
+import { allowedScopesMetadata, firstPartyMetadata } from './client-metadata.js';
 import { installClientSecretHashing } from './client-secret.js';
 import { createInteractionPolicy } from './interaction-policy.js';
 import { logoutSource, postLogoutSuccessSource } from './logout-pages.js';
@@ -22,7 +23,7 @@ import {
   serviceAccessTokenTtlSeconds,
   userAccessTokenTtlSeconds,
 } from './resource-server.js';
-import { claimsByScope, oidcScopes } from './scopes.js';
+import { claimsByScope, oidcScopes, splitScope } from './scopes.js';
 
 export const oauthRoutes = {
   authorization: '/oauth/authorize',
@@ -92,13 +93,16 @@ export function createOidcProvider(dependencies: OidcProviderDependencies): {
     pkce: { required: () => true },
     allowOmittingSingleRegisteredRedirectUri: false,
     extraClientMetadata: {
-      properties: ['allowed_scopes'],
+      properties: [allowedScopesMetadata, firstPartyMetadata],
       validator(_ctx, key, value) {
         if (
-          key === 'allowed_scopes' &&
+          key === allowedScopesMetadata &&
           !(Array.isArray(value) && value.every((scope) => typeof scope === 'string'))
         ) {
           throw new TypeError('allowed_scopes must be an array of strings');
+        }
+        if (key === firstPartyMetadata && typeof value !== 'boolean') {
+          throw new TypeError('first_party must be a boolean');
         }
       },
     },
@@ -165,17 +169,21 @@ export function createOidcProvider(dependencies: OidcProviderDependencies): {
     async extraTokenClaims(ctx, token) {
       if (token.kind === 'ClientCredentials') return { serviceClient: true };
       if (token.kind !== 'AccessToken' || !('accountId' in token) || !token.accountId) return undefined;
+      // When the user authenticated: re-authentication checks (client registration) read it.
+      const source = ctx.oidc.entities.AuthorizationCode ?? ctx.oidc.entities.RefreshToken;
+      const claims = {
+        sessionId: (token as { sessionUid?: string }).sessionUid,
+        auth_time: source?.authTime,
+        // The token dies with its authorization (code replayed, refresh token reused, consent withdrawn...).
+        grant_id: token.grantId,
+      };
+      // The user's roles and permissions only as far as the grant allows: the roles scope, allowed for
+      // the client, asked for and consented to (the token's scope is all three).
+      if (!splitScope(token.scope).includes('roles')) return claims;
       const loaded = (ctx.oidc.entities.Account as unknown as ProviderAccount | undefined)?.account;
       const access =
         loaded?.user.id === token.accountId ? loaded.access : await loadUserAccess(db, token.accountId);
-      // When the user authenticated: re-authentication checks (client registration) read it.
-      const source = ctx.oidc.entities.AuthorizationCode ?? ctx.oidc.entities.RefreshToken;
-      return {
-        roles: access.roles,
-        permissions: access.permissions,
-        sessionId: (token as { sessionUid?: string }).sessionUid,
-        auth_time: source?.authTime,
-      };
+      return { ...claims, roles: access.roles, permissions: access.permissions };
     },
     loadExistingGrant: (ctx) => loadGrantFromConsent(ctx, db, config.apiAudience),
     interactions: {

@@ -10,6 +10,8 @@ export interface OAuthAccessTokenClaims extends JWTPayload {
   roles?: string[];
   permissions?: string[];
   sessionId?: string;
+  /** The authorization (grant) a user token was issued from: revoking it makes the token inactive. */
+  grant_id?: string;
   serviceClient?: boolean;
 }
 

@@ -16,27 +16,65 @@ export type Principal =
       userId: string;
       roles: string[];
       permissions: string[];
+      /**
+       * Whether the token acts with the user's roles and permissions: a main-auth token does; an OAuth
+       * token only when its client is first-party and the roles scope was granted. Any other client's
+       * token speaks for the user to that client, not with the user's authority over the service.
+       */
+      hasUserAuthority: boolean;
       /** Epoch seconds of the last authentication (main-auth tokens always carry it). */
       authTime: number | undefined;
       sessionId: string | undefined;
       tokenId: string | undefined;
       clientId: string | undefined;
+      /** The authorization an OAuth token was issued from (its refresh-token family). */
+      grantId: string | undefined;
       scopes: Set<string>;
     }
   | { kind: 'service'; token: 'oauth-service'; clientId: string; scopes: Set<string> };
+
+/** What the service knows now about an OAuth access token's client and grant (src/oidc answers it). */
+export interface OAuthTokenStanding {
+  /** undefined when the token may no longer be used: its grant revoked, its client disabled or gone. */
+  check(token: {
+    clientId: string;
+    grantId: string | undefined;
+  }): Promise<{ firstParty: boolean } | undefined>;
+}
 
 export interface TokenVerification {
   keySet: PublishedKeySet;
   issuer: string;
   audience: string;
+  oauthTokens: OAuthTokenStanding;
 }
 
 /**
- * Verifies a bearer access token of one of the accepted kinds. The header's typ says which verifier
- * applies (at+jwt = OAuth, JWT = main-auth); each verifier trusts only the keys of its own purpose, so a
- * token can't pass for the other kind by changing its header.
+ * What a verified token is worth now, at every use (a verified token may be remembered until its exp):
+ * an OAuth token is refused once its grant is revoked or its client disabled; a user's OAuth token has
+ * the user's authority only while its client is first-party and the roles scope was granted.
  */
-export async function verifyAccessToken(
+export async function confirmStanding(
+  principal: Principal,
+  verification: TokenVerification,
+): Promise<Principal> {
+  if (principal.token === 'main-auth' || principal.clientId === undefined) return principal;
+  const standing = await verification.oauthTokens.check({
+    clientId: principal.clientId,
+    grantId: principal.kind === 'user' ? principal.grantId : undefined,
+  });
+  if (!standing) throw new InvalidAccessTokenError('this token was revoked or its client disabled');
+  if (principal.kind === 'service') return principal;
+  return { ...principal, hasUserAuthority: standing.firstParty && principal.scopes.has('roles') };
+}
+
+/**
+ * Verifies a bearer access token of one of the accepted kinds: signature, issuer, audience, expiry
+ * (confirmStanding then tells what it is worth now). The header's typ says which verifier applies
+ * (at+jwt = OAuth, JWT = main-auth); each verifier trusts only the keys of its own purpose, so a token
+ * can't pass for the other kind by changing its header.
+ */
+export async function verifySignedToken(
   token: string,
   verification: TokenVerification,
   accept: readonly TokenKind[],
@@ -57,10 +95,12 @@ export async function verifyAccessToken(
       userId: claims.sub,
       roles: claims.roles ?? [],
       permissions: claims.permissions ?? [],
+      hasUserAuthority: true,
       authTime: claims.auth_time,
       sessionId: claims.sessionId,
       tokenId: claims.tokenId,
       clientId: undefined,
+      grantId: undefined,
       scopes: new Set(),
     };
   }
@@ -84,19 +124,25 @@ export async function verifyAccessToken(
       userId: claims.sub,
       roles: claims.roles ?? [],
       permissions: claims.permissions ?? [],
+      // Decided at every use by confirmStanding.
+      hasUserAuthority: false,
       authTime: typeof claims.auth_time === 'number' ? claims.auth_time : undefined,
       sessionId: claims.sessionId,
       tokenId: undefined,
       clientId: claims.client_id,
+      grantId: claims.grant_id,
       scopes: tokenScopes(claims),
     };
   }
   throw new InvalidAccessTokenError('unsupported token type');
 }
 
-/** A user holds the permission (or `*`); a service holds the scope `service:<permission>`. */
+/**
+ * A user's token with the user's authority (hasUserAuthority) and the user holds the permission (or
+ * `*`); a service holds the scope `service:<permission>`.
+ */
 export function principalHasPermission(principal: Principal, permission: string): boolean {
   return principal.kind === 'user'
-    ? hasPermission(principal, permission)
+    ? principal.hasUserAuthority && hasPermission(principal, permission)
     : principal.scopes.has(`${servicePrefix}${permission}`);
 }

@@ -3,11 +3,11 @@ import { decodeJwt } from 'jose';
 /**
  * Remembers access tokens that passed verification, until they expire, so a client repeating the same
  * token (a domain service polling the reference data, a resource server introspecting the bearer token
- * of each call it serves) costs one RSA verification, not one per request. Safe because our access
- * tokens are self-contained JWTs: nothing revokes one before its exp, and the key that signed it stays
- * published for 24 hours after a rotation, longer than any token lives. What can change meanwhile (the
- * user disabled) is checked by the caller at every use. Failures are never remembered. Bounded: the
- * oldest entries leave first.
+ * of each call it serves) costs one RSA verification, not one per request. Safe because a signature
+ * stays valid until exp (the key that signed it stays published for 24 hours after a rotation, longer
+ * than any token lives). What can change meanwhile (the grant revoked, the client or the user disabled)
+ * is checked by the caller at every use. Failures are never remembered. Bounded: the oldest entries
+ * leave first.
  */
 export class VerifiedTokenCache<Verified> {
   readonly #entries = new Map<string, { verified: Verified; expiresAtMs: number }>();

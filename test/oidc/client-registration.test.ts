@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UsageError } from '../../src/cli/command.js';
+import { clientsCreateCommand } from '../../src/cli/commands/clients.js';
 import { callbackUri, createTestUser } from '../support/fixtures.js';
 import { HttpBrowser } from '../support/http-browser.js';
 import { completeAuthorization, discover, oidc } from '../support/relying-party.js';
@@ -132,16 +134,6 @@ describe('POST /oauth/clients/register', () => {
     ],
     ['no redirect URI for the code flow', { name: 'x', type: 'public', scopes: ['openid'] }, 'redirect_uris'],
     [
-      'an http redirect URI that is not loopback',
-      { name: 'x', type: 'public', redirect_uris: ['http://app.example.com/cb'], scopes: ['openid'] },
-      'redirect_uris.0',
-    ],
-    [
-      'a redirect URI with a fragment',
-      { name: 'x', type: 'public', redirect_uris: ['https://app.example.com/cb#x'], scopes: ['openid'] },
-      'redirect_uris.0',
-    ],
-    [
       'an unknown scope',
       { name: 'x', type: 'public', redirect_uris: [callbackUri], scopes: ['openid', 'admin'] },
       'scopes.1',
@@ -159,6 +151,79 @@ describe('POST /oauth/clients/register', () => {
     if (path)
       expect((answer.body.details as { path: string }[]).map((detail) => detail.path)).toContain(path);
     expect(await clientCount()).toBe(before);
+  });
+
+  it.each([
+    [
+      'credentials in the URI (userinfo)',
+      { redirect_uris: ['https://user:pw@a.example/cb'] },
+      'redirect_uris.0',
+    ],
+    ['a user name in the URI', { redirect_uris: ['https://user@a.example/cb'] }, 'redirect_uris.0'],
+    ['an empty userinfo', { redirect_uris: ['https://@a.example/cb'] }, 'redirect_uris.0'],
+    ['a wildcard host', { redirect_uris: ['https://*.example.com/cb'] }, 'redirect_uris.0'],
+    ['a wildcard in the path', { redirect_uris: ['https://a.example.com/*'] }, 'redirect_uris.0'],
+    ['a wildcard in the query', { redirect_uris: ['https://a.example.com/cb?next=*'] }, 'redirect_uris.0'],
+    [
+      'a wildcard port on loopback',
+      { redirect_uris: [callbackUri, 'http://localhost:*/cb'] },
+      'redirect_uris.1',
+    ],
+    ['a fragment', { redirect_uris: ['https://app.example.com/cb#x'] }, 'redirect_uris.0'],
+    ['plain http off loopback', { redirect_uris: ['http://app.example.com/cb'] }, 'redirect_uris.0'],
+    ['a relative URI', { redirect_uris: ['/cb'] }, 'redirect_uris.0'],
+    ['white space', { redirect_uris: ['https://app.example.com/c b'] }, 'redirect_uris.0'],
+    ['a backslash', { redirect_uris: ['https://app.example.com\\@evil.example/cb'] }, 'redirect_uris.0'],
+    [
+      'a wildcard in a native app’s private-use scheme URI',
+      { redirect_uris: ['com.example.app:/*'] },
+      'redirect_uris.0',
+    ],
+    [
+      'credentials in a post-logout redirect URI',
+      { redirect_uris: [callbackUri], post_logout_redirect_uris: ['https://user:pw@a.example/'] },
+      'post_logout_redirect_uris.0',
+    ],
+    [
+      'a wildcard post-logout redirect URI',
+      { redirect_uris: [callbackUri], post_logout_redirect_uris: ['https://*.example.com/'] },
+      'post_logout_redirect_uris.0',
+    ],
+  ])('refuses %s with 400 invalid_redirect_uri (RFC 7591) and writes nothing', async (_label, uris, path) => {
+    const before = await clientCount();
+    const answer = await register({ name: 'x', type: 'public', scopes: ['openid'], ...uris });
+    expect(answer.status).toBe(400);
+    expect(answer.body).toMatchObject({ error: 'invalid_redirect_uri', message: expect.any(String) });
+    expect((answer.body.details as { path: string }[]).map((detail) => detail.path)).toContain(path);
+    expect(await clientCount()).toBe(before);
+  });
+
+  it.each([
+    ['--redirect-uri', 'https://user:pw@a.example/cb'],
+    ['--redirect-uri', 'https://*.example.com/cb'],
+    ['--post-logout-redirect-uri', 'https://*.example.com/'],
+  ])('the CLI (clients:create) refuses %s %s with the same rule', (flag, uri) => {
+    const values: Record<string, string[] | string> = {
+      name: 'x',
+      type: 'public',
+      scope: ['openid'],
+      'redirect-uri': [callbackUri],
+    };
+    values[flag.slice(2)] = [uri];
+    expect(() => clientsCreateCommand.parse!(values)).toThrow(UsageError);
+    expect(() => clientsCreateCommand.parse!(values)).toThrow(flag.slice(2));
+  });
+
+  it.each([
+    ['https', 'https://app.example.com/callback?tenant=1'],
+    ['http on 127.0.0.1 with a port', 'http://127.0.0.1:8123/callback'],
+    ['http on [::1]', 'http://[::1]:8123/callback'],
+    ['http on localhost', 'http://localhost/callback'],
+    ['a native app’s private-use scheme (RFC 8252 §7.1)', 'com.example.app:/oauth2redirect'],
+  ])('accepts a redirect URI with %s', async (_label, uri) => {
+    const answer = await register({ name: 'x', type: 'public', redirect_uris: [uri], scopes: ['openid'] });
+    expect(answer.status).toBe(201);
+    expect(answer.body.redirect_uris).toEqual([uri]);
   });
 
   it.each([

@@ -76,8 +76,9 @@ describe('signing key rotation', () => {
     expect(logout.status).toBeLessThan(400);
 
     // A token the old key signs (e.g. by a node not yet restarted) with a long life, to see the key go.
+    // (Its claims are of the authorization after the rotation: the logout above revoked the other one.)
     const claims = JSON.parse(
-      Buffer.from(signedBefore.tokens.access_token.split('.')[1]!, 'base64url').toString(),
+      Buffer.from(signedAfter.tokens.access_token.split('.')[1]!, 'base64url').toString(),
     );
     const oldPem = testSecrets().oidcPrivateKey;
     const lateToken = await new SignJWT({ ...claims, exp: Math.floor(Date.now() / 1000) + 2 * 24 * 3600 })

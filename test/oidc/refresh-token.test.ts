@@ -13,7 +13,7 @@ beforeAll(async () => {
 });
 afterAll(() => service?.close());
 
-async function signedIn() {
+async function signedIn(scope = 'openid profile email') {
   const { db } = service.service;
   const user = await createTestUser(db);
   const { client } = await createTestClient(db);
@@ -21,6 +21,7 @@ async function signedIn() {
   const { tokens } = await completeAuthorization(config, new HttpBrowser(service.issuer), {
     identifier: user.email!,
     password: user.password,
+    parameters: { scope },
   });
   return { user, client, config, refreshToken: tokens.refresh_token! };
 }
@@ -114,7 +115,7 @@ describe('refresh_token grant', () => {
   });
 
   it('issues tokens from the user as they are now: a role given after sign-in is in the refreshed token', async () => {
-    const { user, config, refreshToken } = await signedIn();
+    const { user, config, refreshToken } = await signedIn('openid profile email roles');
     await grantRole(service.service.db, user.id, 'super_admin');
     await service.service.db('users').where({ id: user.id }).update({ given_name: 'Renamed' });
     const refreshed = await oidc.refreshTokenGrant(config, refreshToken);

@@ -3,6 +3,16 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 import { generateRsaPrivateKeyPem } from '../../src/keys/development-secrets.js';
 import { runEntryPoint } from '../support/run-process.js';
 
+/** What production needs to start: keys, cookie keys, the issuer and a real transport. */
+const productionEnvironment = () => ({
+  NODE_ENV: 'production',
+  ISSUER: 'https://id.example.com',
+  OIDC_PRIVATE_KEY: generateRsaPrivateKeyPem(),
+  MAIN_AUTH_PRIVATE_KEY: generateRsaPrivateKeyPem(),
+  COOKIE_KEYS: 'a-cookie-key-of-at-least-32-characters!!',
+  SMTP_URL: 'smtp://mail.example.com:587',
+});
+
 describe('configuration from the environment', () => {
   it('has working defaults for a laptop', () => {
     const config = loadConfig({});
@@ -53,6 +63,24 @@ describe('configuration from the environment', () => {
   it('allows sensitive changes 5 minutes after an authentication unless REAUTH_WINDOW_MINUTES says otherwise', () => {
     expect(loadConfig({}).sessions.reauthenticationMaxAgeSeconds).toBe(300);
     expect(loadConfig({ REAUTH_WINDOW_MINUTES: '10' }).sessions.reauthenticationMaxAgeSeconds).toBe(600);
+  });
+
+  it('listens on loopback only outside production, on every address in production, or where HOST says', () => {
+    expect(loadConfig({}).host).toBe('127.0.0.1');
+    expect(loadConfig({ NODE_ENV: 'test' }).host).toBe('127.0.0.1');
+    const production = productionEnvironment();
+    expect(loadConfig(production).host).toBe('0.0.0.0');
+    expect(loadConfig({ ...production, HOST: '10.0.0.5' }).host).toBe('10.0.0.5');
+    expect(loadConfig({ HOST: '0.0.0.0' }).host).toBe('0.0.0.0');
+  });
+
+  it('keeps the development outbox to loopback unless DEV_MESSAGES_REMOTE opts in (never in production)', () => {
+    expect(loadConfig({}).devMessagesRemote).toBe(false);
+    expect(loadConfig({ DEV_MESSAGES_REMOTE: 'true' }).devMessagesRemote).toBe(true);
+    expect(() => loadConfig({ DEV_MESSAGES_REMOTE: 'sure' })).toThrow(/DEV_MESSAGES_REMOTE/);
+    expect(() => loadConfig({ ...productionEnvironment(), DEV_MESSAGES_REMOTE: 'true' })).toThrow(
+      /^Invalid configuration: DEV_MESSAGES_REMOTE /,
+    );
   });
 
   it('refuses production without keys, naming the variable', () => {

@@ -19,13 +19,15 @@ const flagNames: Record<string, string> = {
   postLogoutRedirectUris: 'post-logout-redirect-uri',
   scopes: 'scope',
   grantTypes: 'grant-type',
+  firstParty: 'first-party',
 };
 
 export const clientsCreateCommand: CliCommand = {
   name: 'clients:create',
   usage:
-    'clients:create --name N --type public|confidential [--redirect-uri U]... [--post-logout-redirect-uri U]... --scope S... [--grant-type G]...',
-  summary: 'Register an OAuth client; prints its client_id (and, once, the secret of a confidential client)',
+    'clients:create --name N --type public|confidential [--redirect-uri U]... [--post-logout-redirect-uri U]... --scope S... [--grant-type G]... [--first-party]',
+  summary:
+    'Register an OAuth client (--first-party: one of our own applications); prints its client_id (and, once, the secret of a confidential client)',
   options: {
     name: { type: 'string' },
     type: { type: 'string' },
@@ -33,6 +35,7 @@ export const clientsCreateCommand: CliCommand = {
     'post-logout-redirect-uri': { type: 'string', multiple: true },
     scope: { type: 'string', multiple: true },
     'grant-type': { type: 'string', multiple: true },
+    'first-party': { type: 'boolean' },
   },
   needsDatabase: true,
   parse(values) {
@@ -44,6 +47,7 @@ export const clientsCreateCommand: CliCommand = {
       // `--scope "openid email"` and `--scope openid --scope email` both work.
       scopes: asList(values.scope)?.flatMap((scope) => splitScope(String(scope))),
       grantTypes: asList(values['grant-type']),
+      firstParty: values['first-party'] === true,
     };
     const parsed = newClientSchema.safeParse(input);
     if (!parsed.success) {

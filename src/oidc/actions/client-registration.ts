@@ -16,6 +16,13 @@ import {
   newClientSchema,
 } from '../models/oauth-client.js';
 
+/** The request's field names (RFC 7591) of the client schema's fields. */
+const fieldNames: Record<string, string> = {
+  redirectUris: 'redirect_uris',
+  postLogoutRedirectUris: 'post_logout_redirect_uris',
+  grantTypes: 'grant_types',
+};
+
 const registrationRequest = z.object({
   name: z.string(),
   type: z.enum(clientTypes),
@@ -58,20 +65,14 @@ export function clientRegistrationRoutes(deps: {
         ownerId: principal.kind === 'user' ? principal.userId : null,
       });
       if (!parsed.success) {
-        const names: Record<string, string> = {
-          redirectUris: 'redirect_uris',
-          postLogoutRedirectUris: 'post_logout_redirect_uris',
-          grantTypes: 'grant_types',
-        };
-        throw new ApiError(
-          400,
-          'invalid_client_metadata',
-          'The client registration is not valid.',
-          parsed.error.issues.map((issue) => ({
-            path: [names[String(issue.path[0])] ?? issue.path[0], ...issue.path.slice(1)].join('.'),
-            message: issue.message,
-          })),
-        );
+        const details = parsed.error.issues.map((issue) => ({
+          path: [fieldNames[String(issue.path[0])] ?? issue.path[0], ...issue.path.slice(1)].join('.'),
+          message: issue.message,
+        }));
+        // RFC 7591 §3.2.2: a URI value that is not acceptable is invalid_redirect_uri.
+        throw details.some((detail) => /^(post_logout_)?redirect_uris\.\d+$/.test(detail.path))
+          ? new ApiError(400, 'invalid_redirect_uri', 'A redirect URI is not acceptable.', details)
+          : new ApiError(400, 'invalid_client_metadata', 'The client registration is not valid.', details);
       }
       const { client, clientSecret } = await createClient(deps.db, parsed.data);
       ctx.status = 201;

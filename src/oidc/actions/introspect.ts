@@ -12,6 +12,7 @@ import {
   verifyOAuthAccessToken,
   type OAuthAccessTokenClaims,
 } from '../../tokens/oauth-access-token.js';
+import type { OAuthTokenStanding } from '../../tokens/principal.js';
 import { VerifiedTokenCache } from '../../tokens/verified-token-cache.js';
 import { ActiveUserCache } from '../active-user-cache.js';
 import { authenticateClientWithBasic } from '../client-authentication.js';
@@ -46,6 +47,10 @@ const inactive: Introspection = { active: false };
  *
  * Who sees what: a client sees its own tokens; a service client (client_credentials, i.e. a resource
  * server) also sees other clients' access tokens. Refresh tokens are only ever visible to their client.
+ *
+ * An access token is inactive once its grant is revoked, its client disabled or its user disabled: all
+ * three are answered from per-node memory refreshed every few seconds, so a verified token costs no
+ * database round trip.
  */
 export function introspectionRoutes(deps: {
   config: Config;
@@ -53,9 +58,10 @@ export function introspectionRoutes(deps: {
   clock: Clock;
   provider: Provider;
   keySet: PublishedKeySet;
+  oauthTokens: OAuthTokenStanding;
   logger: Logger;
 }): Router {
-  const { config, db, clock, provider, keySet } = deps;
+  const { config, db, clock, provider, keySet, oauthTokens } = deps;
   const activeUsers = new ActiveUserCache(db);
   // A resource server introspects the bearer token of every call it serves: one verification per token.
   const verifiedTokens = new VerifiedTokenCache<OAuthAccessTokenClaims>();
@@ -82,7 +88,9 @@ export function introspectionRoutes(deps: {
     if (!claims) return inactive;
     const isResourceServer = caller.grantTypeAllowed('client_credentials');
     if (claims.client_id !== caller.clientId && !isResourceServer) return inactive;
-    // A user's token dies with the user's account.
+    // A token dies with its grant (revoked) and its client (disabled); a user's token with the user's account.
+    const standing = await oauthTokens.check({ clientId: claims.client_id, grantId: claims.grant_id });
+    if (!standing) return inactive;
     if (!claims.serviceClient && !(await activeUsers.isActive(claims.sub))) return inactive;
     return {
       active: true,

@@ -10,21 +10,24 @@ import {
   tokenScopes,
   verifyOAuthAccessToken,
 } from '../../tokens/oauth-access-token.js';
+import type { OAuthTokenStanding } from '../../tokens/principal.js';
 import { claimsForScopes, loadAccount } from '../account-claims.js';
 import { bearerChallenge, OAuthError, oauthErrors } from '../oauth-error.js';
 import { oauthRoutes } from '../provider.js';
 
 /**
  * GET|POST /oauth/userinfo (OIDC Core §5.3): the claims of the token's granted scopes only. Accepts the
- * JWT access tokens this provider issues; refuses main-auth tokens (other signing key).
+ * JWT access tokens this provider issues while their grant and client stand; refuses main-auth tokens
+ * (other signing key).
  */
 export function userinfoRoutes(deps: {
   config: Config;
   db: Database;
   keySet: PublishedKeySet;
+  oauthTokens: OAuthTokenStanding;
   logger: Logger;
 }) {
-  const { config, db, keySet } = deps;
+  const { config, db, keySet, oauthTokens } = deps;
   const realm = config.issuer;
   const router = new Router();
 
@@ -53,6 +56,9 @@ export function userinfoRoutes(deps: {
         'access token is missing the openid scope',
         bearerChallenge(realm, 'insufficient_scope', 'access token is missing the openid scope'),
       );
+    }
+    if (!(await oauthTokens.check({ clientId: claims.client_id, grantId: claims.grant_id }))) {
+      throw invalid('the access token was revoked or its client disabled');
     }
     const account = await loadAccount(db, claims.sub);
     if (!account) throw invalid('the user of this token no longer exists or is disabled');

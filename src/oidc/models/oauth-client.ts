@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { constantTimeEqual, randomSecret, sha256 } from '../../crypto/digest.js';
 import type { Queryable } from '../../db/database.js';
 import { ApiError } from '../../http/api-error.js';
+import { redirectUriSchema } from '../redirect-uri.js';
 import { isOidcScope, isServiceScope, oidcScopes, serviceScopePattern, servicePrefix } from '../scopes.js';
 
 /** An OAuth client as the rest of the service sees it (table oauth_clients). */
@@ -16,6 +17,11 @@ export interface OAuthClient {
   allowedScopes: string[];
   grantTypes: GrantType[];
   isActive: boolean;
+  /**
+   * Marked by an administrator as one of the service's own applications: its access tokens, with the
+   * roles scope granted, act with the user's roles and permissions at the management endpoints.
+   */
+  firstParty: boolean;
   ownerId: string | null;
   createdAt: Date;
   updatedAt: Date;
@@ -27,34 +33,6 @@ export const clientTypes = ['public', 'confidential'] as const;
 export type ClientType = (typeof clientTypes)[number];
 export const grantTypes = ['authorization_code', 'refresh_token', 'client_credentials'] as const;
 export type GrantType = (typeof grantTypes)[number];
-
-const loopbackHosts = new Set(['localhost', '127.0.0.1', '[::1]']);
-
-/**
- * A redirect URI a client may register (RFC 9700 §2.1, RFC 8252 §7): absolute, no fragment; https, or
- * http only on a loopback host, or a private-use scheme in reverse-domain form for native apps.
- */
-export const redirectUriSchema = z
-  .string()
-  .max(2000)
-  .refine(
-    (value) => {
-      let url: URL;
-      try {
-        url = new URL(value);
-      } catch {
-        return false;
-      }
-      if (url.hash || value.includes('#')) return false;
-      if (url.protocol === 'https:') return true;
-      if (url.protocol === 'http:') return loopbackHosts.has(url.hostname);
-      return /^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+:$/.test(url.protocol);
-    },
-    {
-      message:
-        'must be an absolute https URL without fragment (http only on localhost, or a reverse-domain scheme for native apps)',
-    },
-  );
 
 const scopeSchema = z.string().refine((scope) => isOidcScope(scope) || serviceScopePattern.test(scope), {
   message: `must be one of ${oidcScopes.join(', ')} or service:<catalogue-permission>`,
@@ -69,6 +47,7 @@ export const newClientSchema = z
     scopes: z.array(scopeSchema).min(1).max(100),
     grantTypes: z.array(z.enum(grantTypes)).min(1).default(['authorization_code', 'refresh_token']),
     ownerId: z.uuid().nullable().default(null),
+    firstParty: z.boolean().default(false),
   })
   .superRefine((client, issues) => {
     const problem = (path: string, message: string) =>
@@ -85,6 +64,7 @@ export const newClientSchema = z
       if (serviceScopes.length !== client.scopes.length) {
         problem('scopes', 'a service client has only service:<catalogue-permission> scopes');
       }
+      if (client.firstParty) problem('firstParty', 'a service client acts by its service scopes only');
       return;
     }
     if (serviceScopes.length > 0) problem('scopes', 'service scopes are only for client_credentials clients');
@@ -109,6 +89,7 @@ interface OAuthClientRow {
   allowed_scopes: string[];
   grant_types: GrantType[];
   is_active: boolean;
+  first_party: boolean;
   owner_id: string | null;
   created_at: Date;
   updated_at: Date;
@@ -125,6 +106,7 @@ function fromRow(row: OAuthClientRow): OAuthClient {
     allowedScopes: row.allowed_scopes,
     grantTypes: row.grant_types,
     isActive: row.is_active,
+    firstParty: row.first_party,
     ownerId: row.owner_id,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -164,6 +146,7 @@ export async function createClient(db: Queryable, input: NewClient): Promise<Cre
       allowed_scopes: unique(client.scopes),
       grant_types: unique(client.grantTypes),
       owner_id: client.ownerId,
+      first_party: client.firstParty,
     },
     '*',
   );
@@ -241,6 +224,7 @@ export function clientView(client: OAuthClient) {
     allowed_scopes: client.allowedScopes,
     grant_types: client.grantTypes,
     is_active: client.isActive,
+    first_party: client.firstParty,
     owner_id: client.ownerId,
     created_at: client.createdAt.toISOString(),
   };

@@ -1,5 +1,6 @@
 import { sha256 } from '../../crypto/digest.js';
 import type { Queryable } from '../../db/database.js';
+import { recordRevokedGrants } from './revoked-grant.js';
 
 /** An OAuth refresh token that can still be used (table oauth_refresh_tokens). */
 export interface ActiveRefreshToken {
@@ -57,8 +58,10 @@ export async function findActiveRefreshToken(
 }
 
 /**
- * Revokes every refresh token of a user for a client, whatever authorization it came from (logout,
- * consent revocation), and deletes the grants behind them. Returns how many tokens were active.
+ * Revokes every authorization of a user for a client, whatever browser it came from (logout, consent
+ * withdrawal): their refresh tokens are revoked, the grants behind them deleted, and the grants
+ * recorded as revoked so that the access tokens issued from them turn inactive too. Returns how many
+ * refresh tokens were active.
  */
 export async function revokeRefreshTokensOf(
   db: Queryable,
@@ -70,9 +73,14 @@ export async function revokeRefreshTokensOf(
     .where({ user_id: userId, client_id: clientId })
     .whereNull('revoked_at')
     .update({ revoked_at: now }, ['token_family_id']);
-  await db('oidc_payloads')
+  const grants: { id: string }[] = await db('oidc_payloads')
     .where({ model: 'Grant', account_id: userId })
     .whereRaw(`payload->>'clientId' = ?`, [clientId])
-    .delete();
+    .delete(['id']);
+  await recordRevokedGrants(
+    db,
+    [...revoked.map((token) => token.token_family_id), ...grants.map((grant) => grant.id)],
+    now,
+  );
   return revoked.length;
 }

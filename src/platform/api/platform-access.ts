@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import { requireAccessToken, principalOf } from '../../http/bearer-auth.js';
+import { missingPermission, requireAccessToken, principalOf } from '../../http/bearer-auth.js';
 import { ApiError } from '../../http/api-error.js';
 import { principalHasPermission, type Principal, type TokenVerification } from '../../tokens/principal.js';
 import { VerifiedTokenCache } from '../../tokens/verified-token-cache.js';
@@ -12,7 +12,10 @@ import { VerifiedTokenCache } from '../../tokens/verified-token-cache.js';
 export interface PlatformAccess {
   /** Any user token; a service token with service:<permission>. */
   read(permission: string): Middleware[];
-  /** A user token (main-auth or OAuth) whose user holds the permission. */
+  /**
+   * A user token with the user's authority (main-auth, or OAuth of a first-party client granted the
+   * roles scope) whose user holds the permission.
+   */
   manage(permission: string): Middleware[];
   /** A service token (client credentials) with service:<permission>. */
   service(permission: string): Middleware[];
@@ -38,8 +41,7 @@ export function platformAccess(verification: TokenVerification): PlatformAccess 
       }
       const needsPermission = principal.kind === 'service' || userNeedsPermission;
       if (needsPermission && !principalHasPermission(principal, permission)) {
-        const needed = principal.kind === 'service' ? `service:${permission}` : permission;
-        throw new ApiError(403, 'forbidden', `This needs the permission ${needed}.`, { permission: needed });
+        throw missingPermission(principal, permission);
       }
       await next();
     };

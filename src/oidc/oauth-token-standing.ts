@@ -1,0 +1,27 @@
+import { errors, type Provider } from 'oidc-provider';
+import type { OAuthTokenStanding } from '../tokens/principal.js';
+import { isFirstParty } from './client-metadata.js';
+import type { RevokedGrants } from './revoked-grants.js';
+
+/**
+ * What the service knows now about an OAuth access token beyond its signature, all from memory: its
+ * grant revoked (src/oidc/revoked-grants.ts), its client disabled or deleted (the per-node client
+ * cache, src/oidc/client-cache.ts), its client first-party. A change made anywhere is seen by every
+ * node within seconds.
+ */
+export function oauthTokenStanding(provider: Provider, revokedGrants: RevokedGrants): OAuthTokenStanding {
+  return {
+    async check({ clientId, grantId }) {
+      if (grantId !== undefined && revokedGrants.isRevoked(grantId)) return undefined;
+      let client;
+      try {
+        client = await provider.Client.find(clientId);
+      } catch (error) {
+        // A client whose stored metadata the engine refuses is no client to accept tokens of.
+        if (error instanceof errors.OIDCProviderError) return undefined;
+        throw error;
+      }
+      return client ? { firstParty: isFirstParty(client as never) } : undefined;
+    },
+  };
+}

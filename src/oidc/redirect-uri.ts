@@ -1,0 +1,52 @@
+import { z } from 'zod';
+
+const loopbackHosts = new Set(['localhost', '127.0.0.1', '[::1]']);
+/** RFC 8252 §7.1: a native app's private-use scheme is a reverse domain name (com.example.app). */
+const privateUseScheme = /^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+:$/;
+
+/**
+ * Why a redirect URI may not be registered, or undefined when it may (RFC 9700 §2.1 and §4.1, RFC 8252
+ * §7). Authorize compares redirect URIs as exact strings, so what is refused here is what would mislead
+ * a reader of the client list or a URL parser along the way:
+ *
+ * - a wildcard `*` anywhere: it matches nothing at authorize, but reads as a pattern (RFC 9700 §4.1.1
+ *   lists pattern matching as the cause of open redirectors);
+ * - userinfo (`user:password@`): credentials in a URI, and the classic `https://trusted@evil/` disguise;
+ * - white space, control characters and backslashes, which URL parsers drop or read as `/`;
+ * - a fragment (RFC 6749 §3.1.2);
+ * - anything but https, except http on a loopback host (RFC 8252 §7.3) and a reverse-domain private-use
+ *   scheme for native apps (RFC 8252 §7.1).
+ */
+export function redirectUriProblem(value: string): string | undefined {
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what is looked for
+  if (/[\s\x00-\x1f\x7f\\]/.test(value)) {
+    return 'must not contain white space, control characters or backslashes';
+  }
+  if (value.includes('*')) return 'must not contain a wildcard (*): redirect URIs are matched exactly';
+  const url = URL.parse(value);
+  if (!url) return 'must be an absolute URL';
+  if (url.username || url.password || authority(value)?.includes('@')) {
+    return 'must not contain a user name or password (userinfo)';
+  }
+  if (url.hash || value.includes('#')) return 'must not have a fragment (#...)';
+  if (url.protocol === 'https:' || (url.protocol === 'http:' && loopbackHosts.has(url.hostname))) {
+    // Special schemes are parsed as if written `scheme://`; registered, they must be written so.
+    return value.toLowerCase().startsWith(`${url.protocol}//`) ? undefined : 'must be an absolute URL';
+  }
+  if (privateUseScheme.test(url.protocol)) return undefined;
+  return 'must use https (http only on localhost, 127.0.0.1 or [::1]; native apps: a reverse-domain scheme such as com.example.app:/callback)';
+}
+
+/** What stands between `scheme://` and the path, or undefined for a URI without an authority. */
+function authority(value: string): string | undefined {
+  return /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i.exec(value)?.[1];
+}
+
+/** A redirect URI or post-logout redirect URI a client may register (the API and the CLI use it). */
+export const redirectUriSchema = z
+  .string()
+  .max(2000)
+  .superRefine((value, context) => {
+    const problem = redirectUriProblem(value);
+    if (problem) context.addIssue({ code: 'custom', message: problem });
+  });
