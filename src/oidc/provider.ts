@@ -66,7 +66,7 @@ interface ProviderAccount {
 /**
  * The one configuration of the certified engine (oidc-provider). The engine serves authorize, token,
  * revocation, end_session and discovery; our routes placed before it serve the interactions, jwks,
- * userinfo and introspection (see design.md §3 for why).
+ * userinfo and introspection (docs/oauth.md, "Userinfo and introspection", says why).
  */
 export function createOidcProvider(dependencies: OidcProviderDependencies): {
   provider: Provider;
