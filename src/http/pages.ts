@@ -8,8 +8,9 @@ export const viewsDirectory = fileURLToPath(new URL('../../views/', import.meta.
 // Eta escapes every `<%= %>` output; templates never print raw user input.
 const eta = new Eta({ views: viewsDirectory, cache: true, autoEscape: true, autoTrim: false });
 
+/** A template with its data; `it.url(path)` is the path itself unless the caller says otherwise. */
 export function renderView(template: string, data: Record<string, unknown>): string {
-  return eta.render(template, data);
+  return eta.render(template, { url: (path: string) => path, ...data });
 }
 
 export function renderPage(
