@@ -49,9 +49,12 @@ const personNameFieldNames = new Set(['fullname', 'firstname', 'lastname', 'midd
 
 const normalise = (field: string) => field.toLowerCase().replace(/[^a-z0-9]/g, '');
 
-// A run of 13 to 19 digits, optionally grouped by single spaces or dashes, not part of a longer run.
-const digitRun = /(?<![\d-])\d(?:[ -]?\d){12,18}(?![ -]?\d)/g;
+// A run of 13 to 19 digits, optionally grouped by single spaces or dashes, not part of a longer run
+// (a card number glued to letters, `card4111…`, `cus-4111…`, is still one).
+const digitRun = /(?<!\d)(?<!\d[ -])\d(?:[ -]?\d){12,18}(?![ -]?\d)/g;
 const ibanLike = /(?<![A-Z0-9])[A-Z]{2}\d{2}[A-Z0-9]{11,30}(?![A-Z0-9])/g;
+// UUIDs (message ids) are not card numbers, though a digit-heavy one can look like a grouped number.
+const uuidLike = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 
 /** The Luhn check every payment card number passes (ISO/IEC 7812). */
 function passesLuhn(digits: string): boolean {
@@ -79,7 +82,8 @@ function passesIbanCheck(iban: string): boolean {
 }
 
 /** Whether a text contains something shaped like a card number or an IBAN (checksums included). */
-export function looksLikePaymentData(text: string): boolean {
+export function looksLikePaymentData(value: string): boolean {
+  const text = value.replace(uuidLike, ' ');
   for (const match of text.matchAll(digitRun)) {
     if (passesLuhn(match[0].replace(/[ -]/g, ''))) return true;
   }
