@@ -1,4 +1,8 @@
-import type { Queryable } from '../../../src/db/database.js';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Database, Queryable } from '../../../src/db/database.js';
+import { crmSnapshotServer } from '../../../src/management/crm-simulator/crm-snapshot-server.js';
+import { createClient } from '../../../src/oidc/models/oauth-client.js';
 import type { Envelope } from '../../../src/events/envelope.js';
 import type { CrmEnvelope } from '../../../src/management/crm-contract/crm-envelope.js';
 import type { Period } from '../../../src/management/crm-contract/crm-snapshots.js';
@@ -92,4 +96,71 @@ export async function storedTotals(db: Queryable): Promise<Map<string, Contribut
       } as Contribution,
     ]),
   );
+}
+
+/** A GET of the management API (/api/v2/management + path) with a bearer token. */
+export async function managementGet(
+  svc: TestService,
+  path: string,
+  token?: string,
+): Promise<{ status: number; body: Json; text: string; headers: Headers }> {
+  const response = await fetch(svc.url(`/api/v2/management${path}`), {
+    headers: token ? { authorization: `Bearer ${token}` } : {},
+  });
+  const text = await response.text();
+  let body: Json;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  return { status: response.status, body, text, headers: response.headers };
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- test bodies are read field by field
+type Json = any;
+
+/**
+ * The simulated crm's snapshot endpoints on a port of their own, started before the service (whose
+ * CRM_BASE_URL must name it) and bound to the service's issuer once that is known.
+ */
+export async function startSimulatedCrmApi(state: () => CrmState) {
+  let handler: http.RequestListener = (_request, response) => {
+    response.statusCode = 503;
+    response.end();
+  };
+  const server = http.createServer((request, response) => handler(request, response));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  let control: ReturnType<typeof crmSnapshotServer>['control'] | undefined;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    attach(svc: TestService) {
+      const simulated = crmSnapshotServer({
+        issuer: svc.issuer,
+        audience: svc.service.config.apiAudience,
+        state,
+      });
+      control = simulated.control;
+      handler = simulated.app.callback();
+    },
+    get control() {
+      return control!;
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** A service client allowed to read crm's snapshots, for CRM_CLIENT_ID / CRM_CLIENT_SECRET. */
+export async function crmReaderClient(db: Queryable) {
+  const { client, clientSecret } = await createClient(db as Database, {
+    name: 'management → crm',
+    type: 'confidential',
+    grantTypes: ['client_credentials'],
+    scopes: ['service:crm.aggregates.read', 'service:crm.teacher_payouts.read'],
+  });
+  return { CRM_CLIENT_ID: client.clientId, CRM_CLIENT_SECRET: clientSecret! };
 }
