@@ -179,12 +179,15 @@ export class NatsJetStreamBus implements EventBus, DurableEventSource {
           await this.ensureStream(options.stream, streamSubjects);
           await this.#ensureDurableConsumer(options, subjects);
           const consumer = await this.#js!.consumers.get(options.stream, options.durableName);
-          state.messages = await consumer.consume({ max_messages: options.batchSize * 2 });
+          if (state.stopped) return;
+          const messages = await consumer.consume({ max_messages: options.batchSize * 2 });
           if (state.stopped) {
-            await state.messages.close();
+            // Stopped while it started: never read, so its close() would wait for a reader; let it go.
+            void messages.close().catch(() => {});
             return;
           }
-          await this.#processBatches(state, state.messages, options, handler);
+          state.messages = messages;
+          await this.#processBatches(state, messages, options, handler);
         } catch (error) {
           if (state.stopped || this.#closed) return;
           this.#logger.warn(
@@ -256,6 +259,8 @@ export class NatsJetStreamBus implements EventBus, DurableEventSource {
         state.wake = undefined;
         continue;
       }
+      // Let the messages already on the socket in first: a batch is what has arrived, not the first one.
+      if (queue.length < options.batchSize) await new Promise((resolve) => setImmediate(resolve));
       const batch = queue.splice(0, options.batchSize);
       const deliveries: DurableDelivery[] = batch.map((message) => ({
         body: message.string(),

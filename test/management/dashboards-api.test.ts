@@ -259,7 +259,7 @@ describe('the dashboards API (/api/v2/management/dashboards)', () => {
     clock.advanceSeconds(120);
     const { body } = await managementGet(svc, `/dashboards/finance/reconciliation${query}`, reader);
     expect(body.sales.status).toBe('differs');
-    const amount = late.data as { amountMinor: number; currency: string };
+    const amount = late.data as unknown as { amountMinor: number; currency: string };
     expect(body.sales.differences.filter((row: { difference: number }) => row.difference !== 0)).toEqual([
       expect.objectContaining({
         figure: 'paymentsSucceeded.amountMinor',
