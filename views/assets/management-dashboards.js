@@ -96,25 +96,37 @@
     charts[id] = new Chart(document.getElementById(id), config);
   }
 
-  async function refreshAccessToken() {
-    var response = await fetch('/api/v2/identity/auth/refresh', {
-      method: 'POST',
-      credentials: 'same-origin',
-    });
-    if (response.status === 401) return null;
-    if (!response.ok) throw new Error('refresh answered ' + response.status);
-    return (await response.json()).accessToken;
+  var refreshing = null;
+
+  // One refresh at a time: the refresh token rotates, and presenting the old one again (a second call
+  // racing the first) would count as its theft and end the session.
+  function refreshAccessToken() {
+    refreshing =
+      refreshing ||
+      fetch('/api/v2/identity/auth/refresh', { method: 'POST', credentials: 'same-origin' })
+        .then(function (response) {
+          if (response.status === 401) return null;
+          if (!response.ok) throw new Error('refresh answered ' + response.status);
+          return response.json().then(function (body) {
+            return body.accessToken;
+          });
+        })
+        .finally(function () {
+          refreshing = null;
+        });
+    return refreshing;
   }
 
   async function api(path) {
     for (var attempt = 0; attempt < 2; attempt += 1) {
-      if (!accessToken) accessToken = await refreshAccessToken();
-      if (!accessToken) return { signedOut: true };
+      var token = accessToken || (accessToken = await refreshAccessToken());
+      if (!token) return { signedOut: true };
       var response = await fetch('/api/v2/management' + path, {
-        headers: { authorization: 'Bearer ' + accessToken },
+        headers: { authorization: 'Bearer ' + token },
       });
       if (response.status === 401) {
-        accessToken = null;
+        // Expired: one refresh for all the calls that find out together.
+        if (accessToken === token) accessToken = null;
         continue;
       }
       if (response.status === 403) return { forbidden: true };
