@@ -50,6 +50,8 @@ interface Subscription {
 }
 
 const connectRetryDelayMs = 1000;
+/** How long a batch may wait to fill up (durable consumers). */
+const lingerMs = 20;
 
 /**
  * The distributed event bus: NATS JetStream. Publishing waits for the stream's acknowledgement and sets
@@ -259,8 +261,17 @@ export class NatsJetStreamBus implements EventBus, DurableEventSource {
         state.wake = undefined;
         continue;
       }
-      // Let the messages already on the socket in first: a batch is what has arrived, not the first one.
-      if (queue.length < options.batchSize) await new Promise((resolve) => setImmediate(resolve));
+      // A batch costs a transaction whatever its size: give the messages on their way a moment to
+      // arrive (up to lingerMs) rather than apply the first one alone.
+      const lingerUntil = performance.now() + lingerMs;
+      while (
+        queue.length < options.batchSize &&
+        reading &&
+        !state.stopped &&
+        performance.now() < lingerUntil
+      ) {
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
       const batch = queue.splice(0, options.batchSize);
       const deliveries: DurableDelivery[] = batch.map((message) => ({
         body: message.string(),
