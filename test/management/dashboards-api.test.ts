@@ -69,6 +69,19 @@ describe('the dashboards API (/api/v2/management/dashboards)', () => {
     expect((await managementGet(svc, `/dashboards/marketing${query}`, reader)).status).toBe(200);
   });
 
+  it('documents itself (OpenAPI 3.1, from the same schemas)', async () => {
+    const document = await managementGet(svc, '/openapi.json');
+    expect(document.status).toBe(200);
+    expect(Object.keys(document.body.paths)).toEqual(
+      expect.arrayContaining([
+        '/dashboards/finance',
+        '/dashboards/marketing',
+        '/dashboards/sales',
+        '/metrics',
+      ]),
+    );
+  });
+
   it.each([
     ['no period', ''],
     ['a reversed period', '?from=2026-03-01&to=2026-01-01'],
