@@ -65,7 +65,9 @@ export async function up(db: Knex): Promise<void> {
       replay_outcome varchar(20) null
     )
   `);
-  await db.raw(`create index crm_dead_letters_pending on crm_dead_letters (first_seen_at) where replayed_at is null`);
+  await db.raw(
+    `create index crm_dead_letters_pending on crm_dead_letters (first_seen_at) where replayed_at is null`,
+  );
 
   // The last successful answer of each crm read, per period.
   await db.raw(`
@@ -85,7 +87,13 @@ export async function up(db: Knex): Promise<void> {
 }
 
 export async function down(db: Knex): Promise<void> {
-  for (const table of ['crm_snapshots', 'crm_dead_letters', 'crm_daily_totals', 'crm_records', 'crm_events']) {
+  for (const table of [
+    'crm_snapshots',
+    'crm_dead_letters',
+    'crm_daily_totals',
+    'crm_records',
+    'crm_events',
+  ]) {
     await db.schema.dropTableIfExists(table);
   }
   await db('permissions').where({ key: 'management.metrics.read' }).delete();

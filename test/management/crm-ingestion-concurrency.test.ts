@@ -5,7 +5,13 @@ import { chaoticDelivery } from '../../src/management/crm-simulator/crm-delivery
 import { generateCrmHistory } from '../../src/management/crm-simulator/crm-world.js';
 import { ingestCrmMessages } from '../../src/management/ingestion/ingest-crm-messages.js';
 import { createTestDatabase, onPostgres } from '../support/database.js';
-import { figuresOf, groundTruth, storedTotals, totalsRebuiltFromRecords } from './support/crm-fixtures.js';
+import {
+  allTimeTotalsAgainstDaily,
+  figuresOf,
+  groundTruth,
+  storedTotals,
+  totalsRebuiltFromRecords,
+} from './support/crm-fixtures.js';
 
 // On PostgreSQL: batches from two connection pools (two nodes) at once, as a shared durable consumer
 // hands them out. On PGlite the same test runs serialised.
@@ -43,5 +49,7 @@ describe('batches applied concurrently', () => {
     );
     expect(consumer).toEqual(crm);
     expect(await storedTotals(database.db)).toEqual(await totalsRebuiltFromRecords(database.db));
+    const { allTime, daily } = await allTimeTotalsAgainstDaily(database.db);
+    expect(allTime).toEqual(daily);
   });
 });

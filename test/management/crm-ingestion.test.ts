@@ -9,6 +9,7 @@ import { listDeadLetters } from '../../src/management/ingestion/dead-letters.js'
 import { crmIntegrationErrorType } from '../../src/management/ingestion/integration-errors.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 import {
+  allTimeTotalsAgainstDaily,
   consumed,
   figuresOf,
   groundTruth,
@@ -74,6 +75,8 @@ describe('the management consumer on the embedded bus', () => {
     const errors = await listAuditEvents(svc.service.db, { type: crmIntegrationErrorType, limit: 100 });
     expect(errors).toHaveLength(delivery.rejected);
     expect(await storedTotals(svc.service.db)).toEqual(await totalsRebuiltFromRecords(svc.service.db));
+    const { allTime, daily } = await allTimeTotalsAgainstDaily(svc.service.db);
+    expect(allTime).toEqual(daily);
   });
 
   it('keeps the newest version: an older one arriving later, or the same one again, changes no total', async () => {

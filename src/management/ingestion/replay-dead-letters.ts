@@ -58,7 +58,7 @@ export async function replayDeadLetters(
           results.push({ messageId: letter.messageId, messageType: letter.messageType, outcome });
           continue;
         }
-        const reason = message.outcome === 'dead_letter' ? message.reason : message.reason;
+        const reason = message.reason;
         await trx('crm_dead_letters')
           .where({ message_id: letter.messageId })
           .update({ reason: reason.slice(0, 40), detail: message.detail.slice(0, 2000) });

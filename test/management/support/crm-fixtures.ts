@@ -164,3 +164,24 @@ export async function crmReaderClient(db: Queryable) {
   });
   return { CRM_CLIENT_ID: client.clientId, CRM_CLIENT_SECRET: clientSecret! };
 }
+
+/** The all-time totals next to the daily totals summed over every day: they must be equal. */
+export async function allTimeTotalsAgainstDaily(db: Queryable) {
+  const query = async (sql: string) =>
+    ((await db.raw(sql)) as { rows: Record<string, unknown>[] }).rows.map((row) => ({
+      ...row,
+      count: Number(row.count),
+      amount_minor: Number(row.amount_minor),
+    }));
+  return {
+    allTime: await query(
+      `select metric, dimension, currency, count, amount_minor from crm_all_time_totals
+        where count <> 0 or amount_minor <> 0 order by 1, 2, 3`,
+    ),
+    daily: await query(
+      `select metric, dimension, currency, sum(count) as count, sum(amount_minor) as amount_minor
+         from crm_daily_totals group by 1, 2, 3
+       having sum(count) <> 0 or sum(amount_minor) <> 0 order by 1, 2, 3`,
+    ),
+  };
+}
