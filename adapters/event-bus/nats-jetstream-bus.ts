@@ -171,7 +171,9 @@ export class NatsJetStreamBus implements EventBus, DurableEventSource {
     const streamSubjects = (options.streamSubjects ?? options.subjects).map((subject) =>
       this.subjectOf(subject),
     );
-    const state: { stopped: boolean; messages?: ConsumerMessages; wake?: () => void } = { stopped: false };
+    const state: { stopped: boolean; messages?: ConsumerMessages; wake?: () => void; room?: () => void } = {
+      stopped: false,
+    };
     let stopSignal!: () => void;
     const stopping = new Promise<void>((resolve) => (stopSignal = resolve));
     const running = (async () => {
@@ -205,6 +207,7 @@ export class NatsJetStreamBus implements EventBus, DurableEventSource {
         state.stopped = true;
         stopSignal();
         state.wake?.();
+        state.room?.();
         await state.messages?.close();
         await running;
       },
@@ -218,7 +221,9 @@ export class NatsJetStreamBus implements EventBus, DurableEventSource {
       filter_subject: subjects[0],
       max_deliver: options.maxDeliveries,
       ack_wait: nanos(options.ackWaitMs),
-      max_ack_pending: options.batchSize * 4,
+      // Far above what is ever unacknowledged here (queue ≤ 2 batches, one in work, the client's
+      // buffer and pull ≤ 4): reaching it would cut the pull requests short.
+      max_ack_pending: options.batchSize * 10,
     };
     try {
       await manager.consumers.info(options.stream, options.durableName);
@@ -236,7 +241,7 @@ export class NatsJetStreamBus implements EventBus, DurableEventSource {
   }
 
   async #processBatches(
-    state: { stopped: boolean; wake?: () => void },
+    state: { stopped: boolean; wake?: () => void; room?: () => void },
     messages: ConsumerMessages,
     options: DurableConsumerOptions,
     handler: DurableBatchHandler,
@@ -248,6 +253,13 @@ export class NatsJetStreamBus implements EventBus, DurableEventSource {
         for await (const message of messages) {
           queue.push(message);
           state.wake?.();
+          // Backpressure: the client pulls more only as we read, so unacknowledged messages stay well
+          // under max_ack_pending (reaching it ends the pull requests: NATS answers 409 and the stream
+          // trickles in until they are renewed).
+          while (queue.length >= options.batchSize * 2 && !state.stopped) {
+            await new Promise<void>((resolve) => (state.room = resolve));
+            state.room = undefined;
+          }
         }
       } finally {
         reading = false;
@@ -273,6 +285,7 @@ export class NatsJetStreamBus implements EventBus, DurableEventSource {
         await new Promise((resolve) => setTimeout(resolve, 1));
       }
       const batch = queue.splice(0, options.batchSize);
+      state.room?.();
       const deliveries: DurableDelivery[] = batch.map((message) => ({
         body: message.string(),
         deliveryCount: message.info.deliveryCount,
@@ -295,6 +308,7 @@ export class NatsJetStreamBus implements EventBus, DurableEventSource {
     }
     // Stopped with messages fetched but not handled: hand them back at once.
     for (const message of queue.splice(0)) message.nak();
+    state.room?.();
     await reader;
   }
 

@@ -78,7 +78,9 @@ async function deliveries(environment: Environment): Promise<number> {
 }
 
 async function resetDatabase() {
-  await database.db.raw('truncate crm_events, crm_records, crm_daily_totals, crm_dead_letters');
+  await database.db.raw(
+    'truncate crm_events, crm_records, crm_daily_totals, crm_all_time_totals, crm_dead_letters',
+  );
 }
 
 async function expectGroundTruth(history: ReturnType<typeof generateCrmHistory>, deadLetterIds: string[]) {
