@@ -6,12 +6,17 @@ import { defineConfig } from 'vitest/config';
  * Some suites need something a laptop may not have. They are whole files, included where what they
  * need exists; CI (.ci/run) has all three, so everything runs there:
  * - *.postgres.test.ts: a PostgreSQL server (DATABASE_URL): other processes, LISTEN/NOTIFY, crashes;
- * - *.nats.test.ts: a NATS JetStream server (NATS_URL);
+ * - *.nats.test.ts: a NATS JetStream server (NATS_URL); *.nats.postgres.test.ts: both;
  * - *.browser.test.ts: Debian's chromium (CHROMIUM_PATH, default /usr/bin/chromium).
  */
 const needs = [
   { files: 'test/**/*.postgres.test.ts', present: Boolean(process.env.DATABASE_URL), what: 'DATABASE_URL' },
   { files: 'test/**/*.nats.test.ts', present: Boolean(process.env.NATS_URL), what: 'NATS_URL' },
+  {
+    files: 'test/**/*.nats.postgres.test.ts',
+    present: Boolean(process.env.NATS_URL && process.env.DATABASE_URL),
+    what: 'NATS_URL and DATABASE_URL',
+  },
   {
     files: 'test/**/*.browser.test.ts',
     present: fs.existsSync(process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'),

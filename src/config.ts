@@ -123,6 +123,29 @@ export const environmentSchema = z.object({
   ),
   /** Minutes a login or re-authentication allows sensitive account changes (default 5; session-policy.ts). */
   REAUTH_WINDOW_MINUTES: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(60).default(5)),
+  /** Origin of crm's API (the snapshot reads); unset: the dashboards show no crm snapshots. */
+  CRM_BASE_URL: z.preprocess(emptyAsUndefined, z.url({ protocol: /^https?$/ }).optional()),
+  /** The client-credentials client management reads crm's snapshots with (service:crm.* scopes). */
+  CRM_CLIENT_ID: z.preprocess(emptyAsUndefined, z.string().max(100).optional()),
+  CRM_CLIENT_SECRET: z.preprocess(emptyAsUndefined, z.string().optional()),
+  /** Consume crm's events in this process (default true). */
+  CRM_CONSUMER: z.preprocess(emptyAsUndefined, booleanFlag.default(true)),
+  /** JetStream stream of the management domain: crm's events and management's alerts (created when missing). */
+  NATS_MANAGEMENT_STREAM: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be letters, digits, - or _')
+      .default('MANAGEMENT_EVENTS'),
+  ),
+  /** Durable consumer name of management on that stream (nodes sharing it share the work). */
+  NATS_CRM_CONSUMER: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be letters, digits, - or _')
+      .default('management'),
+  ),
 });
 
 export type Environment = z.infer<typeof environmentSchema>;
@@ -156,10 +179,18 @@ export interface Config {
   eventBus: Environment['EVENT_BUS'];
   nats: { url: string; stream: string; subjectPrefix: string };
   sessions: { idleTimeoutSeconds: number; reauthenticationMaxAgeSeconds: number };
+  crm: {
+    baseUrl: string | undefined;
+    clientId: string | undefined;
+    clientSecret: string | undefined;
+    consumer: boolean;
+    stream: string;
+    durableName: string;
+  };
 }
 
 /** Variables whose values never appear in an error message. */
-const secretVariables = new Set(['COOKIE_KEYS', 'SMTP_URL', 'SMS_WEBHOOK_SECRET']);
+const secretVariables = new Set(['COOKIE_KEYS', 'SMTP_URL', 'SMS_WEBHOOK_SECRET', 'CRM_CLIENT_SECRET']);
 
 export class ConfigError extends Error {
   constructor(
@@ -208,6 +239,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       'above 1 needs DATABASE_URL (the embedded database serves one process)',
     );
   }
+  if (environment.CRM_BASE_URL && (!environment.CRM_CLIENT_ID || !environment.CRM_CLIENT_SECRET)) {
+    throw new ConfigError('CRM_CLIENT_ID', 'and CRM_CLIENT_SECRET are required when CRM_BASE_URL is set');
+  }
   const messaging = resolveMessaging(environment, issuer);
   return {
     env: environment.NODE_ENV,
@@ -237,6 +271,14 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     sessions: {
       idleTimeoutSeconds: environment.SESSION_IDLE_MINUTES * 60,
       reauthenticationMaxAgeSeconds: environment.REAUTH_WINDOW_MINUTES * 60,
+    },
+    crm: {
+      baseUrl: environment.CRM_BASE_URL?.replace(/\/+$/, ''),
+      clientId: environment.CRM_CLIENT_ID,
+      clientSecret: environment.CRM_CLIENT_SECRET,
+      consumer: environment.CRM_CONSUMER,
+      stream: environment.NATS_MANAGEMENT_STREAM,
+      durableName: environment.NATS_CRM_CONSUMER,
     },
   };
 }

@@ -78,6 +78,7 @@ import { oauthTokenStanding } from './oidc/oauth-token-standing.js';
 import { RevokedGrants } from './oidc/revoked-grants.js';
 import { engineAnswerCorrections } from './oidc/engine-answer-corrections.js';
 import { oauthErrorAnswer } from './oidc/oauth-error.js';
+import { createManagement, type Management } from './management/management.js';
 import { platformEvents, platformProducer, type PlatformEvents } from './platform/events/platform-events.js';
 import { createPlatform, type Platform } from './platform/platform.js';
 import type { TokenVerification } from './tokens/principal.js';
@@ -142,6 +143,8 @@ export interface IdentityService {
   events: EventRuntime<PlatformEvents>;
   /** Platform reference data, feature flags, translation packages (/api/v2/platform). */
   platform: Platform;
+  /** crm's events and snapshots, the dashboards (/api/v2/management, /:lang/management/dashboards). */
+  management: Management;
   /** Stops background work and closes the database if this service opened it. */
   close(): Promise<void>;
 }
@@ -255,6 +258,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     relayEvents: options.relayEvents ?? true,
   });
   const platform = createPlatform({ config, db, clock, logger, events, tokenVerification });
+  const management = createManagement({ config, db, clock, logger, bus: events.bus, tokenVerification });
 
   const app = new Koa();
   app.keys = secrets.cookieKeys;
@@ -347,6 +351,8 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     ),
     resetPasswordPageRoutes(passwordDeps),
     platform.router,
+    management.router,
+    management.pages,
     // Last of our JSON APIs: an unknown path under /api/v2 is a JSON 404, not the engine's.
     jsonNotFound('/api/v2', logger),
   ];
@@ -358,6 +364,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
         ...cleanupTasks,
         { name: 'security records', run: cleanUpSecurityRecords },
         { name: 'main-auth sessions', run: cleanUpExpiredSessions },
+        ...management.retentionTasks,
       ])
     : undefined;
 
@@ -378,12 +385,14 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     config,
     events,
     platform,
+    management,
     async close() {
       cleanup?.stop();
       closeProvider();
       revokedGrants.close();
-      // The relay and the NATS connection first: they use the database.
+      // The consumers, the relay and the NATS connection first: they use the database.
       platform.close();
+      await management.close();
       await events.close();
       await transports.close();
       await rateLimits.close();

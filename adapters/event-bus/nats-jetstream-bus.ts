@@ -1,4 +1,5 @@
 import {
+  AckPolicy,
   DeliverPolicy,
   jetstream,
   jetstreamManager,
@@ -8,11 +9,19 @@ import {
   StorageType,
   type ConsumerMessages,
   type JetStreamClient,
+  type JsMsg,
 } from '@nats-io/jetstream';
 import { connect, nanos, type NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../../src/logger.js';
 import { envelopeSchema, type Envelope } from '../../src/events/envelope.js';
 import type { EventBus, EventHandler, EventSubscription, Unsubscribe } from '../../src/events/event-bus.js';
+import type {
+  DurableBatchHandler,
+  DurableConsumerOptions,
+  DurableConsumption,
+  DurableDelivery,
+  DurableEventSource,
+} from '../../src/events/durable-event-source.js';
 
 export interface NatsJetStreamBusOptions {
   /** nats://host:port (comma-separated for a cluster). */
@@ -41,6 +50,8 @@ interface Subscription {
 }
 
 const connectRetryDelayMs = 1000;
+/** How long a batch may wait to fill up (durable consumers). */
+const lingerMs = 20;
 
 /**
  * The distributed event bus: NATS JetStream. Publishing waits for the stream's acknowledgement and sets
@@ -51,7 +62,7 @@ const connectRetryDelayMs = 1000;
  * The connection is made in the background and kept forever (the client reconnects by itself): a broker
  * that is down at start does not stop the service; events wait in the outbox until it is back.
  */
-export class NatsJetStreamBus implements EventBus {
+export class NatsJetStreamBus implements EventBus, DurableEventSource {
   readonly #options: Required<Omit<NatsJetStreamBusOptions, 'logger'>>;
   readonly #logger: Logger;
   readonly #subscriptions = new Set<Subscription>();
@@ -102,12 +113,203 @@ export class NatsJetStreamBus implements EventBus {
   }
 
   async publish(envelope: Envelope): Promise<void> {
+    await this.publishMessage(envelope.messageType, JSON.stringify(envelope), {
+      messageId: envelope.messageId,
+    });
+  }
+
+  /**
+   * Publishes a text as it is under `<prefix><messageType>` and waits for the stream's acknowledgement.
+   * Without `messageId` the broker does not de-duplicate it (a producer re-sending after the duplicate
+   * window, or one that sets no id, as the crm simulator does on purpose).
+   */
+  async publishMessage(
+    messageType: string,
+    body: string,
+    options: { messageId?: string } = {},
+  ): Promise<void> {
     if (this.#closed) throw new Error('the NATS bus is closed');
     if (!this.#js) await this.ready();
-    await this.#js!.publish(this.subjectOf(envelope.messageType), JSON.stringify(envelope), {
-      msgID: envelope.messageId,
+    await this.#js!.publish(this.subjectOf(messageType), body, {
+      ...(options.messageId ? { msgID: options.messageId } : {}),
       timeout: this.#options.publishTimeoutMs,
     });
+  }
+
+  /** Creates the stream with these subjects, or adds the missing subjects to it (prefixes sharing a server). */
+  async ensureStream(name: string, subjects: string[]): Promise<void> {
+    if (!this.#connection) await this.ready();
+    const manager = await jetstreamManager(this.#connection!);
+    try {
+      const info = await manager.streams.info(name);
+      const missing = subjects.filter((subject) => !info.config.subjects.includes(subject));
+      if (missing.length > 0) {
+        await manager.streams.update(name, { subjects: [...info.config.subjects, ...missing] });
+      }
+    } catch (error) {
+      if (!(error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound))
+        throw error;
+      await manager.streams.add({
+        name,
+        subjects,
+        storage: StorageType.File,
+        retention: RetentionPolicy.Limits,
+        duplicate_window: nanos(this.#options.duplicateWindowMs),
+        max_age: nanos(this.#options.maxAgeMs),
+      });
+    }
+  }
+
+  /**
+   * A durable pull consumer with explicit acknowledgement: messages are fetched ahead (twice a batch),
+   * handed to `handler` in batches of what has arrived, acknowledged after the handler resolved, and
+   * delivered again (at most `maxDeliveries` times) when the handler asks for it, throws, or the process
+   * dies before acknowledging (after `ackWaitMs`). At most four batches are pending at once.
+   */
+  consumeDurable(options: DurableConsumerOptions, handler: DurableBatchHandler): DurableConsumption {
+    const subjects = options.subjects.map((subject) => this.subjectOf(subject));
+    const streamSubjects = (options.streamSubjects ?? options.subjects).map((subject) =>
+      this.subjectOf(subject),
+    );
+    const state: { stopped: boolean; messages?: ConsumerMessages; wake?: () => void; room?: () => void } = {
+      stopped: false,
+    };
+    let stopSignal!: () => void;
+    const stopping = new Promise<void>((resolve) => (stopSignal = resolve));
+    const running = (async () => {
+      await Promise.race([this.#connected, stopping]);
+      while (!state.stopped && !this.#closed) {
+        try {
+          await this.ensureStream(options.stream, streamSubjects);
+          await this.#ensureDurableConsumer(options, subjects);
+          const consumer = await this.#js!.consumers.get(options.stream, options.durableName);
+          if (state.stopped) return;
+          const messages = await consumer.consume({ max_messages: options.batchSize * 2 });
+          if (state.stopped) {
+            // Stopped while it started: never read, so its close() would wait for a reader; let it go.
+            void messages.close().catch(() => {});
+            return;
+          }
+          state.messages = messages;
+          await this.#processBatches(state, messages, options, handler);
+        } catch (error) {
+          if (state.stopped || this.#closed) return;
+          this.#logger.warn(
+            { err: error, durable: options.durableName },
+            'durable NATS consumer failed; restarting it',
+          );
+          await new Promise((resolve) => setTimeout(resolve, connectRetryDelayMs).unref());
+        }
+      }
+    })();
+    return {
+      stop: async () => {
+        state.stopped = true;
+        stopSignal();
+        state.wake?.();
+        state.room?.();
+        await state.messages?.close();
+        await running;
+      },
+    };
+  }
+
+  async #ensureDurableConsumer(options: DurableConsumerOptions, subjects: string[]): Promise<void> {
+    const manager = await jetstreamManager(this.#connection!);
+    const settings = {
+      // One subject: NATS servers before 2.10 know no list of filters.
+      filter_subject: subjects[0],
+      max_deliver: options.maxDeliveries,
+      ack_wait: nanos(options.ackWaitMs),
+      // Far above what is ever unacknowledged here (queue ≤ 2 batches, one in work, the client's
+      // buffer and pull ≤ 4): reaching it would cut the pull requests short.
+      max_ack_pending: options.batchSize * 10,
+    };
+    try {
+      await manager.consumers.info(options.stream, options.durableName);
+      await manager.consumers.update(options.stream, options.durableName, settings);
+    } catch (error) {
+      if (!(error instanceof JetStreamApiError && error.code === JetStreamApiCodes.ConsumerNotFound))
+        throw error;
+      await manager.consumers.add(options.stream, {
+        durable_name: options.durableName,
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.All,
+        ...settings,
+      });
+    }
+  }
+
+  async #processBatches(
+    state: { stopped: boolean; wake?: () => void; room?: () => void },
+    messages: ConsumerMessages,
+    options: DurableConsumerOptions,
+    handler: DurableBatchHandler,
+  ): Promise<void> {
+    const queue: JsMsg[] = [];
+    let reading = true;
+    const reader = (async () => {
+      try {
+        for await (const message of messages) {
+          queue.push(message);
+          state.wake?.();
+          // Backpressure: the client pulls more only as we read, so unacknowledged messages stay well
+          // under max_ack_pending (reaching it ends the pull requests: NATS answers 409 and the stream
+          // trickles in until they are renewed).
+          while (queue.length >= options.batchSize * 2 && !state.stopped) {
+            await new Promise<void>((resolve) => (state.room = resolve));
+            state.room = undefined;
+          }
+        }
+      } finally {
+        reading = false;
+        state.wake?.();
+      }
+    })();
+    while (!state.stopped) {
+      if (queue.length === 0) {
+        if (!reading) break;
+        await new Promise<void>((resolve) => (state.wake = resolve));
+        state.wake = undefined;
+        continue;
+      }
+      // A batch costs a transaction whatever its size: give the messages on their way a moment to
+      // arrive (up to lingerMs) rather than apply the first one alone.
+      const lingerUntil = performance.now() + lingerMs;
+      while (
+        queue.length < options.batchSize &&
+        reading &&
+        !state.stopped &&
+        performance.now() < lingerUntil
+      ) {
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+      const batch = queue.splice(0, options.batchSize);
+      state.room?.();
+      const deliveries: DurableDelivery[] = batch.map((message) => ({
+        body: message.string(),
+        deliveryCount: message.info.deliveryCount,
+      }));
+      let result: Awaited<ReturnType<DurableBatchHandler>>;
+      try {
+        result = await handler(deliveries);
+      } catch (error) {
+        this.#logger.error(
+          { err: error, durable: options.durableName },
+          'a batch failed; it will be delivered again',
+        );
+        result = { retry: deliveries };
+      }
+      const retry = new Set(result.retry);
+      for (const [index, message] of batch.entries()) {
+        if (retry.has(deliveries[index]!)) message.nak(result.retryDelayMs ?? connectRetryDelayMs);
+        else message.ack();
+      }
+    }
+    // Stopped with messages fetched but not handled: hand them back at once.
+    for (const message of queue.splice(0)) message.nak();
+    state.room?.();
+    await reader;
   }
 
   subscribe(messageType: string, handler: EventHandler): EventSubscription {

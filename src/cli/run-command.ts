@@ -4,6 +4,11 @@ import { ApiError } from '../http/api-error.js';
 import type { CommandResult } from './control-channel.js';
 import { UsageError, type CliCommand, type CommandContext, type OptionValues } from './command.js';
 import { clientsCreateCommand, clientsDisableCommand, clientsListCommand } from './commands/clients.js';
+import {
+  deadLettersListCommand,
+  deadLettersReplayCommand,
+  deadLettersShowCommand,
+} from './commands/crm-dead-letters.js';
 import { keysGenerateCommand } from './commands/keys-generate.js';
 import { migrateCommand } from './commands/migrate.js';
 import { usersCreateCommand } from './commands/users-create.js';
@@ -15,6 +20,9 @@ export const commands: CliCommand[] = [
   clientsListCommand,
   clientsDisableCommand,
   keysGenerateCommand,
+  deadLettersListCommand,
+  deadLettersShowCommand,
+  deadLettersReplayCommand,
 ];
 
 export function findCommand(name: string | undefined): CliCommand | undefined {

@@ -11,7 +11,7 @@ export interface EventSubscription {
 
 /** Where subscribers listen: the embedded in-process bus or a broker connection. */
 export interface EventSource {
-  /** Calls `handler` for every message of this type published once `ready` resolved. */
+  /** Calls `handler` for every message of this type (or, for `prefix.>`, of every type under the prefix) published once `ready` resolved. */
   subscribe(messageType: string, handler: EventHandler): EventSubscription;
   /**
    * Calls `handler` after the connection to the broker came back: messages may have been missed

@@ -14,6 +14,12 @@ export class InProcessEventBus implements EventBus {
 
   async publish(envelope: Envelope): Promise<void> {
     const handlers = [...(this.#handlers.get(envelope.messageType) ?? [])];
+    // `crm.>` hears every type under `crm.`, as a NATS subject wildcard does.
+    for (const [pattern, subscribers] of this.#handlers) {
+      if (pattern.endsWith('.>') && envelope.messageType.startsWith(pattern.slice(0, -1))) {
+        handlers.push(...subscribers);
+      }
+    }
     if (handlers.length === 0) return;
     setImmediate(() => {
       for (const handler of handlers) {

@@ -21,7 +21,7 @@ describe('platform events on NATS JetStream', () => {
   });
 
   async function natsService(environment = uniqueNatsEnvironment(), database?: TestService['database']) {
-    streams.push(environment.NATS_STREAM);
+    streams.push(environment.NATS_STREAM, environment.NATS_MANAGEMENT_STREAM);
     const svc = await startTestService({ env: environment, ...(database ? { database } : {}) });
     cleanups.push(() => svc.close());
     return { svc, environment };

@@ -73,6 +73,7 @@ describe('the reference-data client in another process (NATS JetStream)', () => 
     await proxy?.close();
     await svc?.close();
     await deleteStream(environment.NATS_STREAM);
+    await deleteStream(environment.NATS_MANAGEMENT_STREAM);
   });
 
   it('change → event → the other process’s cache is refreshed, and resynced after a reconnect', async () => {

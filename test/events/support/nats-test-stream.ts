@@ -13,6 +13,8 @@ export function uniqueNatsEnvironment(url = natsUrl!) {
     NATS_URL: url,
     NATS_STREAM: `PLATFORM_EVENTS_TEST_${id}`,
     NATS_SUBJECT_PREFIX: `test_${id}.`,
+    // The stream management's crm consumer reads (created by the service when missing).
+    NATS_MANAGEMENT_STREAM: `MANAGEMENT_EVENTS_TEST_${id}`,
   };
 }
 
