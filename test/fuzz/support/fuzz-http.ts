@@ -6,7 +6,7 @@ import type { Queryable } from '../../../src/db/database.js';
  * How many generated inputs each property runs. `npm test` keeps the whole fuzz suite near a minute on
  * two cores; `FUZZ_RUNS=10000 npm test -- test/fuzz` is the full run (docs/proofs.md has its figures).
  */
-export const fuzzRuns = Number(process.env.FUZZ_RUNS ?? 300);
+export const fuzzRuns = Number(process.env.FUZZ_RUNS ?? 100);
 
 /** Per property: the full run at 10,000 inputs takes minutes, far beyond vitest's default. */
 export const fuzzTimeoutMs = Math.max(60_000, fuzzRuns * 60);
