@@ -354,7 +354,16 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     platform.router,
     management.router,
     management.pages,
-    createAdmin({ config, db, clock, logger, tokenVerification, recentAuthentication }).router,
+    createAdmin({
+      config,
+      db,
+      clock,
+      logger,
+      tokenVerification,
+      recentAuthentication,
+      steps,
+      authMethods,
+    }).router,
     // Last of our JSON APIs: an unknown path under /api/v2 is a JSON 404, not the engine's.
     jsonNotFound('/api/v2', logger),
   ];
