@@ -65,6 +65,7 @@ import { SecurityNotifications } from './identity/notifications/security-notific
 import { createLogger, type Logger } from './logger.js';
 import { clientRegistrationRoutes } from './oidc/actions/client-registration.js';
 import { consentRoutes } from './oidc/actions/consents.js';
+import { ssoOtcRoutes } from './oidc/actions/sso-otc.js';
 import { discoveryRoutes } from './oidc/actions/discovery.js';
 import { endSessionRoutes } from './oidc/actions/end-session.js';
 import { interactionRoutes } from './oidc/actions/interaction.js';
@@ -90,7 +91,7 @@ const engineOnlyPaths = new Set<string>([
 ]);
 
 /** Where errors are JSON: our APIs ({ error, message }) and the OAuth endpoints called by programs. */
-const jsonApiPrefixes = ['/api/', '/oauth/clients/', '/oauth/consents/'];
+const jsonApiPrefixes = ['/api/', '/oauth/clients/', '/oauth/consents/', '/oauth/sso/'];
 const oauthJsonPaths = new Set<string>([
   oauthRoutes.token,
   oauthRoutes.introspection,
@@ -306,6 +307,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     }),
     endSessionRoutes({ db, clock, keySet, issuer: config.issuer }),
     consentRoutes({ db, clock, signedIn, logger }),
+    ssoOtcRoutes({ db, clock, rateLimits, signedIn, logger }),
     clientRegistrationRoutes({ db, clock, tokenVerification, recentAuthentication, logger }),
     singleLogoutPageRoutes(),
     interactionRoutes({
