@@ -66,6 +66,9 @@ import { createLogger, type Logger } from './logger.js';
 import { clientRegistrationRoutes } from './oidc/actions/client-registration.js';
 import { consentRoutes } from './oidc/actions/consents.js';
 import { ssoOtcRoutes } from './oidc/actions/sso-otc.js';
+import { ssoInboundRoutes } from './oidc/actions/sso-inbound.js';
+import { inboundLoginPageRoutes } from './oidc/actions/inbound-login-page.js';
+import { inboundLoginRoutes } from './identity/api/inbound-login-routes.js';
 import { discoveryRoutes } from './oidc/actions/discovery.js';
 import { endSessionRoutes } from './oidc/actions/end-session.js';
 import { interactionRoutes } from './oidc/actions/interaction.js';
@@ -308,6 +311,8 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     endSessionRoutes({ db, clock, keySet, issuer: config.issuer }),
     consentRoutes({ db, clock, signedIn, logger }),
     ssoOtcRoutes({ db, clock, rateLimits, signedIn, logger }),
+    ssoInboundRoutes({ db, clock, provider, tokenVerification, logger }),
+    inboundLoginPageRoutes(),
     clientRegistrationRoutes({ db, clock, tokenVerification, recentAuthentication, logger }),
     singleLogoutPageRoutes(),
     interactionRoutes({
@@ -344,6 +349,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
         reauthenticationRoutes({ ...messaging, totp, sessionPolicy }),
         authMethodRoutes({ clock, manager: new AuthMethodManager(db, authMethods, notifications) }),
         savedAccountRoutes({ db, clock }),
+        inboundLoginRoutes({ db, clock, rateLimits, signing, apiPrefix: identityApiPrefix }),
         passwordRoutes(passwordDeps),
         verificationRoutes({ ...messaging, notifications }),
         ...(config.env === 'production'
