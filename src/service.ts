@@ -82,6 +82,7 @@ import { RevokedGrants } from './oidc/revoked-grants.js';
 import { engineAnswerCorrections } from './oidc/engine-answer-corrections.js';
 import { oauthErrorAnswer } from './oidc/oauth-error.js';
 import { createManagement, type Management } from './management/management.js';
+import { createAdmin } from './admin/admin.js';
 import { platformEvents, platformProducer, type PlatformEvents } from './platform/events/platform-events.js';
 import { createPlatform, type Platform } from './platform/platform.js';
 import type { TokenVerification } from './tokens/principal.js';
@@ -374,6 +375,16 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     platform.router,
     management.router,
     management.pages,
+    createAdmin({
+      config,
+      db,
+      clock,
+      logger,
+      tokenVerification,
+      recentAuthentication,
+      steps,
+      authMethods,
+    }).router,
     // Last of our JSON APIs: an unknown path under /api/v2 is a JSON 404, not the engine's.
     jsonNotFound('/api/v2', logger),
   ];
