@@ -21,6 +21,9 @@ import { createIdentityApi, identityApiPrefix } from './identity/api/identity-ap
 import { savedAccountRoutes } from './identity/api/saved-account-routes.js';
 import { securitySessionRoutes } from './identity/api/security-session-routes.js';
 import { AuthFlowEngine } from './identity/auth-flow/flow-engine.js';
+import { Federation } from './identity/federation/federation-routes.js';
+import type { OAuthProviderConfig } from './identity/federation/oauth-provider-config.js';
+import { OAuthProviderRegistry } from './identity/federation/oauth-provider-registry.js';
 import { StepRegistry } from './identity/auth-flow/step-registry.js';
 import { consentStep } from './identity/auth-flow/steps/consent.js';
 import { createMfaSetupStep } from './identity/auth-flow/steps/mfa-setup.js';
@@ -122,6 +125,8 @@ export interface IdentityServiceOptions {
   eventBus?: EventBus;
   /** Publish the event outbox from this process (default true; one worker of a cluster does). */
   relayEvents?: boolean;
+  /** Third-party identity providers (oauth_provider plugins), instead of FEDERATION_PROVIDERS. */
+  oauthProviders?: OAuthProviderConfig[];
 }
 
 export interface IdentityService {
@@ -135,6 +140,8 @@ export interface IdentityService {
   steps: StepRegistry;
   /** The kinds of sign-in method (auth_method plugins). */
   authMethods: AuthMethodRegistry;
+  /** The third-party identity providers (oauth_provider plugins). */
+  oauthProviders: OAuthProviderRegistry;
   rateLimits: RateLimits;
   /** Routes every outgoing message (codes, links) to the transport that can deliver it. */
   transports: TransportRegistry;
@@ -251,6 +258,18 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     planner: new UserFunnelPlanner(authMethods),
     finishers: { registration: createAccountFinisher(authMethods) },
   });
+  const oauthProviders = new OAuthProviderRegistry();
+  for (const provider of options.oauthProviders ?? config.oauthProviders) oauthProviders.register(provider);
+  const federation = new Federation({
+    provider,
+    db,
+    clock,
+    registry: oauthProviders,
+    messages: Messages.load(),
+    notifications,
+    logger,
+    issuer: config.issuer,
+  });
   const signing: MainAuthSigning = { key: mainAuthKey, issuer: config.issuer, audience: config.apiAudience };
   await prepareDecoyHash();
 
@@ -318,6 +337,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     inboundLoginPageRoutes(),
     clientRegistrationRoutes({ db, clock, tokenVerification, recentAuthentication, logger }),
     singleLogoutPageRoutes(),
+    federation.routes(),
     interactionRoutes({
       provider,
       db,
@@ -326,6 +346,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
       rateLimits,
       apiAudience: config.apiAudience,
       notifications,
+      federation,
       logger,
     }),
     createIdentityApi(
@@ -397,6 +418,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     flows,
     steps,
     authMethods,
+    oauthProviders,
     rateLimits,
     transports,
     developmentMessages,
