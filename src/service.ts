@@ -286,6 +286,17 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
   const platform = createPlatform({ config, db, clock, logger, events, tokenVerification });
   const management = createManagement({ config, db, clock, logger, bus: events.bus, tokenVerification });
 
+  const admin = createAdmin({
+    config,
+    db,
+    clock,
+    logger,
+    tokenVerification,
+    recentAuthentication,
+    steps,
+    authMethods,
+  });
+
   const app = new Koa();
   app.keys = secrets.cookieKeys;
   app.proxy = config.trustProxy;
@@ -385,16 +396,8 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     platform.router,
     management.router,
     management.pages,
-    createAdmin({
-      config,
-      db,
-      clock,
-      logger,
-      tokenVerification,
-      recentAuthentication,
-      steps,
-      authMethods,
-    }).router,
+    admin.router,
+    admin.pages,
     // Last of our JSON APIs: an unknown path under /api/v2 is a JSON 404, not the engine's.
     jsonNotFound('/api/v2', logger),
   ];
