@@ -347,7 +347,10 @@ async function main() {
   try {
     // Enough clients that none reaches its limit (token 20/min) at up to 4,000 req/s over all rounds.
     const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
-    const serviceClientCount = Math.ceil((4_000 * (seconds * rounds + 2)) / 20);
+    // BENCH_SERVICE_CLIENTS and BENCH_REFRESH_CHAINS set them (a slow or busy machine needs fewer).
+    const serviceClientCount = Number(
+      process.env.BENCH_SERVICE_CLIENTS ?? Math.ceil((4_000 * (seconds * rounds + 2)) / 20),
+    );
     console.error(`creating ${serviceClientCount} service clients...`);
     const serviceClients: string[] = [];
     await inParallel(indexes(serviceClientCount), 4, async (index) => {
@@ -364,7 +367,9 @@ async function main() {
     const only = process.env.BENCH_ONLY?.split(',');
     const selected = (name: string) => !only || only.some((prefix) => name.startsWith(prefix));
     // Each chain is its own client (the token limit is 20 per client per minute): enough for 1,000 req/s.
-    const chainCount = selected('refresh') ? Math.ceil((1_000 * (seconds * rounds + 2)) / 20) : 1;
+    const chainCount = selected('refresh')
+      ? Number(process.env.BENCH_REFRESH_CHAINS ?? Math.ceil((1_000 * (seconds * rounds + 2)) / 20))
+      : 1;
     console.error(`signing in ${chainCount} refresh-token chains...`);
     const chains: { clientId: string; refreshToken: string }[] = [];
     let userAccessToken = '';
