@@ -15,6 +15,7 @@ export const federationErrorReasons = [
   'unknown_provider',
   'subject_linked_elsewhere',
   'account_disabled',
+  'sign_in_first',
 ] as const;
 export type FederationErrorReason = (typeof federationErrorReasons)[number];
 

@@ -301,3 +301,82 @@ describe('upstream errors: a clear page, nothing written', () => {
     );
   });
 });
+
+describe('an OAuth-only account in the identity API', () => {
+  /** Signs in through the provider outside an interaction: a main-auth session, then an access token from its refresh cookie. */
+  async function sessionThroughUpstream(account: UpstreamAccount) {
+    const browser = new HttpBrowser(service.issuer);
+    upstream.script({ account: account.sub });
+    const toUpstream = await browser.navigate(
+      '/oauth/providers/upstream/start?return_to=%2Fen%2Fauth%3Fdone%3D1',
+    );
+    const back = await new HttpBrowser(upstream.issuer).navigate(toUpstream.url);
+    const landed = await browser.navigate(back.url);
+    expect(landed.url).toBe(`${service.issuer}/en/auth?done=1`);
+    const refreshed = await browser.request('/api/v2/identity/auth/refresh', { method: 'POST' });
+    expect(refreshed.status).toBe(200);
+    return { browser, accessToken: (JSON.parse(refreshed.html) as { accessToken: string }).accessToken };
+  }
+
+  const api = (token: string, path: string, method = 'GET') =>
+    fetch(service.url(`/api/v2/identity${path}`), {
+      method,
+      headers: { authorization: `Bearer ${token}` },
+    }).then(async (response) => ({
+      status: response.status,
+      body: (await response.json()) as Record<string, unknown>,
+    }));
+
+  it('signs in to a session, lists the linked provider, and cannot unlink the last sign-in method', async () => {
+    const account = newUpstreamAccount(upstream);
+    const { browser, accessToken } = await sessionThroughUpstream(account);
+    const user = await userByEmail(account.email!);
+
+    const listed = await api(accessToken, '/security/linked-providers');
+    expect(listed.status).toBe(200);
+    const linked = listed.body.linked as { id: string; provider: string; providerName: string }[];
+    expect(linked).toMatchObject([{ provider: 'upstream', providerName: 'Upstream ID' }]);
+
+    const refused = await api(accessToken, `/security/linked-providers/${linked[0]!.id}`, 'DELETE');
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toBe('last_sign_in_method');
+    expect(await linkedMethods(account.sub)).toHaveLength(1);
+
+    // Saved on the device like any sign-in.
+    const saved = await browser.request('/api/v2/identity/auth/saved-accounts');
+    expect(JSON.parse(saved.html).accounts).toMatchObject([{ email: user.email }]);
+  });
+
+  it('unlinks a provider when another sign-in method stays', async () => {
+    const existing = await createTestUser(db());
+    const account = newUpstreamAccount(upstream, { email: existing.email!, email_verified: true });
+    const { accessToken } = await sessionThroughUpstream(account);
+    const listed = await api(accessToken, '/security/linked-providers');
+    const [link] = listed.body.linked as { id: string }[];
+
+    const unlinked = await api(accessToken, `/security/linked-providers/${link!.id}`, 'DELETE');
+    expect(unlinked).toEqual({ status: 200, body: { provider: 'upstream', removed: true } });
+    expect(await linkedMethods(account.sub)).toEqual([]);
+    const again = await api(accessToken, `/security/linked-providers/${link!.id}`, 'DELETE');
+    expect(again.status).toBe(404);
+  });
+
+  it('an unconfirmed match outside an interaction asks the person to sign in first, linking nothing', async () => {
+    const existing = await createTestUser(db());
+    const account = newUpstreamAccount(upstream, { email: existing.email!, email_verified: false });
+    const browser = new HttpBrowser(service.issuer);
+    upstream.script({ account: account.sub });
+    const toUpstream = await browser.navigate('/oauth/providers/upstream/start?return_to=/');
+    const back = await new HttpBrowser(upstream.issuer).navigate(toUpstream.url);
+    const page = await browser.navigate(back.url);
+    expect(pageText(page, 'error-code')).toBe('sign_in_first');
+    expect(await linkedMethods(account.sub)).toEqual([]);
+  });
+
+  it('refuses a return address on another site', async () => {
+    const browser = new HttpBrowser(service.issuer);
+    const page = await browser.navigate('/oauth/providers/upstream/start?return_to=%2F%2Fevil.example%2F');
+    expect(page.status).toBe(400);
+    expect(page.url.startsWith(service.issuer)).toBe(true);
+  });
+});
