@@ -16,6 +16,7 @@ export const federationErrorReasons = [
   'subject_linked_elsewhere',
   'account_disabled',
   'sign_in_first',
+  'second_factor_required',
 ] as const;
 export type FederationErrorReason = (typeof federationErrorReasons)[number];
 

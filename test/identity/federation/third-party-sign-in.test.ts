@@ -165,6 +165,21 @@ describe('sign-in through a third-party OpenID Connect provider', () => {
     expect(tokens.claims()!.sub).toBe(existing.id);
   });
 
+  it('an account with an authenticator app is not signed in to through a provider (its second factor would be skipped)', async () => {
+    const existing = await createTestUser(db());
+    await db()('user_auth_methods').insert({
+      user_id: existing.id,
+      type: 'totp',
+      is_enabled: true,
+      is_verified: true,
+    });
+    const account = newUpstreamAccount(upstream, { email: existing.email!, email_verified: true });
+    const round = await throughUpstream({ account: account.sub });
+    const page = await round.browser.navigate(round.callbackUrl);
+    expect(pageText(page, 'error-code')).toBe('second_factor_required');
+    expect(await linkedMethods(account.sub)).toEqual([]);
+  });
+
   it('email_verified false: a confirmation screen; the link is made only once the person signs in and agreed', async () => {
     const existing = await createTestUser(db());
     const account = newUpstreamAccount(upstream, { email: existing.email!, email_verified: false });
