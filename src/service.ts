@@ -49,6 +49,7 @@ import { verificationRoutes } from './identity/api/verification-routes.js';
 import { createOtpCodeStep } from './identity/auth-flow/steps/otp-code.js';
 import { createRegistrationCodeStep } from './identity/auth-flow/steps/otp-code-registration.js';
 import { passwordRegistrationStep } from './identity/auth-flow/steps/password-registration.js';
+import { profileStep } from './identity/auth-flow/steps/profile.js';
 import { phoneEmailRegistrationStep } from './identity/auth-flow/steps/phone-email-registration.js';
 import { createAccountFinisher } from './identity/registration/create-account.js';
 import { resetPasswordPageRoutes } from './identity/pages/reset-password-page.js';
@@ -70,6 +71,10 @@ import { SecurityNotifications } from './identity/notifications/security-notific
 import { createLogger, type Logger } from './logger.js';
 import { clientRegistrationRoutes } from './oidc/actions/client-registration.js';
 import { consentRoutes } from './oidc/actions/consents.js';
+import { ssoOtcRoutes } from './oidc/actions/sso-otc.js';
+import { ssoInboundRoutes } from './oidc/actions/sso-inbound.js';
+import { inboundLoginPageRoutes } from './oidc/actions/inbound-login-page.js';
+import { inboundLoginRoutes } from './identity/api/inbound-login-routes.js';
 import { discoveryRoutes } from './oidc/actions/discovery.js';
 import { endSessionRoutes } from './oidc/actions/end-session.js';
 import { interactionRoutes } from './oidc/actions/interaction.js';
@@ -96,7 +101,7 @@ const engineOnlyPaths = new Set<string>([
 ]);
 
 /** Where errors are JSON: our APIs ({ error, message }) and the OAuth endpoints called by programs. */
-const jsonApiPrefixes = ['/api/', '/oauth/clients/', '/oauth/consents/'];
+const jsonApiPrefixes = ['/api/', '/oauth/clients/', '/oauth/consents/', '/oauth/sso/'];
 const oauthJsonPaths = new Set<string>([
   oauthRoutes.token,
   oauthRoutes.introspection,
@@ -249,7 +254,8 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     .register(createMfaSetupStep(authMethods))
     .register(phoneEmailRegistrationStep)
     .register(createRegistrationCodeStep({ transports, rateLimits, logger }))
-    .register(passwordRegistrationStep);
+    .register(passwordRegistrationStep)
+    .register(profileStep);
   const flows = new AuthFlowEngine(db, clock, steps, new StoredFunnels(db), {
     planner: new UserFunnelPlanner(authMethods),
     finishers: { registration: createAccountFinisher(authMethods) },
@@ -330,6 +336,9 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     }),
     endSessionRoutes({ db, clock, keySet, issuer: config.issuer }),
     consentRoutes({ db, clock, signedIn, logger }),
+    ssoOtcRoutes({ db, clock, rateLimits, signedIn, logger }),
+    ssoInboundRoutes({ db, clock, provider, tokenVerification, logger }),
+    inboundLoginPageRoutes(),
     clientRegistrationRoutes({ db, clock, tokenVerification, recentAuthentication, logger }),
     singleLogoutPageRoutes(),
     federation.routes(),
@@ -369,6 +378,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
         authMethodRoutes({ clock, manager: new AuthMethodManager(db, authMethods, notifications) }),
         savedAccountRoutes({ db, clock }),
         linkedProviderRoutes({ clock, linkedProviders: new LinkedProviders(db, oauthProviders) }),
+        inboundLoginRoutes({ db, clock, rateLimits, signing, apiPrefix: identityApiPrefix }),
         passwordRoutes(passwordDeps),
         verificationRoutes({ ...messaging, notifications }),
         ...(config.env === 'production'
