@@ -24,6 +24,7 @@ import { AuthFlowEngine } from './identity/auth-flow/flow-engine.js';
 import { Federation } from './identity/federation/federation-routes.js';
 import { LinkedProviders } from './identity/federation/linked-providers.js';
 import { linkedProviderRoutes } from './identity/api/linked-provider-routes.js';
+import { firstPasswordRoutes } from './identity/api/first-password-routes.js';
 import type { OAuthProviderConfig } from './identity/federation/oauth-provider-config.js';
 import { OAuthProviderRegistry } from './identity/federation/oauth-provider-registry.js';
 import { StepRegistry } from './identity/auth-flow/step-registry.js';
@@ -378,6 +379,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
         authMethodRoutes({ clock, manager: new AuthMethodManager(db, authMethods, notifications) }),
         savedAccountRoutes({ db, clock }),
         linkedProviderRoutes({ clock, linkedProviders: new LinkedProviders(db, oauthProviders) }),
+        firstPasswordRoutes({ db, clock, notifications }),
         inboundLoginRoutes({ db, clock, rateLimits, signing, apiPrefix: identityApiPrefix }),
         passwordRoutes(passwordDeps),
         verificationRoutes({ ...messaging, notifications }),

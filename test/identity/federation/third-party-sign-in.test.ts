@@ -342,7 +342,7 @@ describe('an OAuth-only account in the identity API', () => {
       body: (await response.json()) as Record<string, unknown>,
     }));
 
-  it('signs in to a session, lists the linked provider, and cannot unlink the last sign-in method', async () => {
+  it('signs in to a session, cannot unlink the last sign-in method, adds a password, then can', async () => {
     const account = newUpstreamAccount(upstream);
     const { browser, accessToken } = await sessionThroughUpstream(account);
     const user = await userByEmail(account.email!);
@@ -356,6 +356,23 @@ describe('an OAuth-only account in the identity API', () => {
     expect(refused.status).toBe(409);
     expect(refused.body.error).toBe('last_sign_in_method');
     expect(await linkedMethods(account.sub)).toHaveLength(1);
+
+    // A password added from the security settings is another way in: the provider can go then.
+    const newPassword = 'a first password for this account';
+    const setPassword = await fetch(service.url('/api/v2/identity/security/password'), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ newPassword, newPasswordConfirmation: newPassword }),
+    });
+    expect(setPassword.status).toBe(200);
+    const setAgain = await fetch(service.url('/api/v2/identity/security/password'), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ newPassword, newPasswordConfirmation: newPassword }),
+    });
+    expect(setAgain.status).toBe(409);
+    const unlinked = await api(accessToken, `/security/linked-providers/${linked[0]!.id}`, 'DELETE');
+    expect(unlinked.status).toBe(200);
 
     // Saved on the device like any sign-in.
     const saved = await browser.request('/api/v2/identity/auth/saved-accounts');
