@@ -22,6 +22,9 @@ import { savedAccountRoutes } from './identity/api/saved-account-routes.js';
 import { securitySessionRoutes } from './identity/api/security-session-routes.js';
 import { AuthFlowEngine } from './identity/auth-flow/flow-engine.js';
 import { Federation } from './identity/federation/federation-routes.js';
+import { LinkedProviders } from './identity/federation/linked-providers.js';
+import { linkedProviderRoutes } from './identity/api/linked-provider-routes.js';
+import { firstPasswordRoutes } from './identity/api/first-password-routes.js';
 import type { OAuthProviderConfig } from './identity/federation/oauth-provider-config.js';
 import { OAuthProviderRegistry } from './identity/federation/oauth-provider-registry.js';
 import { StepRegistry } from './identity/auth-flow/step-registry.js';
@@ -258,6 +261,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     planner: new UserFunnelPlanner(authMethods),
     finishers: { registration: createAccountFinisher(authMethods) },
   });
+  const signing: MainAuthSigning = { key: mainAuthKey, issuer: config.issuer, audience: config.apiAudience };
   const oauthProviders = new OAuthProviderRegistry();
   for (const provider of options.oauthProviders ?? config.oauthProviders) oauthProviders.register(provider);
   const federation = new Federation({
@@ -269,8 +273,9 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     notifications,
     logger,
     issuer: config.issuer,
+    signing,
+    apiPrefix: identityApiPrefix,
   });
-  const signing: MainAuthSigning = { key: mainAuthKey, issuer: config.issuer, audience: config.apiAudience };
   await prepareDecoyHash();
 
   const events = await startEventRuntime({
@@ -384,6 +389,8 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
         reauthenticationRoutes({ ...messaging, totp, sessionPolicy }),
         authMethodRoutes({ clock, manager: new AuthMethodManager(db, authMethods, notifications) }),
         savedAccountRoutes({ db, clock }),
+        linkedProviderRoutes({ clock, linkedProviders: new LinkedProviders(db, oauthProviders) }),
+        firstPasswordRoutes({ db, clock, notifications }),
         inboundLoginRoutes({ db, clock, rateLimits, signing, apiPrefix: identityApiPrefix }),
         passwordRoutes(passwordDeps),
         verificationRoutes({ ...messaging, notifications }),
