@@ -45,6 +45,7 @@ import { createOtpCodeStep } from './identity/auth-flow/steps/otp-code.js';
 import { createRegistrationCodeStep } from './identity/auth-flow/steps/otp-code-registration.js';
 import { passwordRegistrationStep } from './identity/auth-flow/steps/password-registration.js';
 import { profileStep } from './identity/auth-flow/steps/profile.js';
+import { accountSelectionStep } from './identity/auth-flow/steps/account-selection.js';
 import { phoneEmailRegistrationStep } from './identity/auth-flow/steps/phone-email-registration.js';
 import { createAccountFinisher } from './identity/registration/create-account.js';
 import { resetPasswordPageRoutes } from './identity/pages/reset-password-page.js';
@@ -246,7 +247,8 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     .register(phoneEmailRegistrationStep)
     .register(createRegistrationCodeStep({ transports, rateLimits, logger }))
     .register(passwordRegistrationStep)
-    .register(profileStep);
+    .register(profileStep)
+    .register(accountSelectionStep);
   const flows = new AuthFlowEngine(db, clock, steps, new StoredFunnels(db), {
     planner: new UserFunnelPlanner(authMethods),
     finishers: { registration: createAccountFinisher(authMethods) },
