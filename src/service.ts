@@ -46,6 +46,9 @@ import { createRegistrationCodeStep } from './identity/auth-flow/steps/otp-code-
 import { passwordRegistrationStep } from './identity/auth-flow/steps/password-registration.js';
 import { profileStep } from './identity/auth-flow/steps/profile.js';
 import { accountSelectionStep } from './identity/auth-flow/steps/account-selection.js';
+import { createQrStep } from './identity/auth-flow/steps/qr.js';
+import { qrLoginRoutes } from './identity/api/qr-login-routes.js';
+import { qrApprovePageRoutes } from './identity/pages/qr-approve-page.js';
 import { phoneEmailRegistrationStep } from './identity/auth-flow/steps/phone-email-registration.js';
 import { createAccountFinisher } from './identity/registration/create-account.js';
 import { resetPasswordPageRoutes } from './identity/pages/reset-password-page.js';
@@ -248,7 +251,8 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     .register(createRegistrationCodeStep({ transports, rateLimits, logger }))
     .register(passwordRegistrationStep)
     .register(profileStep)
-    .register(accountSelectionStep);
+    .register(accountSelectionStep)
+    .register(createQrStep({ issuer: config.issuer }));
   const flows = new AuthFlowEngine(db, clock, steps, new StoredFunnels(db), {
     planner: new UserFunnelPlanner(authMethods),
     finishers: { registration: createAccountFinisher(authMethods) },
@@ -318,6 +322,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     ssoOtcRoutes({ db, clock, rateLimits, signedIn, logger }),
     ssoInboundRoutes({ db, clock, provider, tokenVerification, logger }),
     inboundLoginPageRoutes(),
+    qrApprovePageRoutes(),
     clientRegistrationRoutes({ db, clock, tokenVerification, recentAuthentication, logger }),
     singleLogoutPageRoutes(),
     interactionRoutes({
@@ -355,6 +360,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
         authMethodRoutes({ clock, manager: new AuthMethodManager(db, authMethods, notifications) }),
         savedAccountRoutes({ db, clock }),
         inboundLoginRoutes({ db, clock, rateLimits, signing, apiPrefix: identityApiPrefix }),
+        qrLoginRoutes({ db, clock, rateLimits }),
         passwordRoutes(passwordDeps),
         verificationRoutes({ ...messaging, notifications }),
         ...(config.env === 'production'
