@@ -51,6 +51,10 @@ import { createOtpCodeStep } from './identity/auth-flow/steps/otp-code.js';
 import { createRegistrationCodeStep } from './identity/auth-flow/steps/otp-code-registration.js';
 import { passwordRegistrationStep } from './identity/auth-flow/steps/password-registration.js';
 import { profileStep } from './identity/auth-flow/steps/profile.js';
+import { accountSelectionStep } from './identity/auth-flow/steps/account-selection.js';
+import { createQrStep } from './identity/auth-flow/steps/qr.js';
+import { qrLoginRoutes } from './identity/api/qr-login-routes.js';
+import { qrApprovePageRoutes } from './identity/pages/qr-approve-page.js';
 import { phoneEmailRegistrationStep } from './identity/auth-flow/steps/phone-email-registration.js';
 import { createAccountFinisher } from './identity/registration/create-account.js';
 import { resetPasswordPageRoutes } from './identity/pages/reset-password-page.js';
@@ -256,7 +260,9 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     .register(phoneEmailRegistrationStep)
     .register(createRegistrationCodeStep({ transports, rateLimits, logger }))
     .register(passwordRegistrationStep)
-    .register(profileStep);
+    .register(profileStep)
+    .register(accountSelectionStep)
+    .register(createQrStep({ issuer: config.issuer }));
   const flows = new AuthFlowEngine(db, clock, steps, new StoredFunnels(db), {
     planner: new UserFunnelPlanner(authMethods),
     finishers: { registration: createAccountFinisher(authMethods) },
@@ -351,6 +357,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     ssoOtcRoutes({ db, clock, rateLimits, signedIn, logger }),
     ssoInboundRoutes({ db, clock, provider, tokenVerification, logger }),
     inboundLoginPageRoutes(),
+    qrApprovePageRoutes(),
     clientRegistrationRoutes({ db, clock, tokenVerification, recentAuthentication, logger }),
     singleLogoutPageRoutes(),
     federation.routes(),
@@ -392,6 +399,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
         linkedProviderRoutes({ clock, linkedProviders: new LinkedProviders(db, oauthProviders) }),
         firstPasswordRoutes({ db, clock, notifications }),
         inboundLoginRoutes({ db, clock, rateLimits, signing, apiPrefix: identityApiPrefix }),
+        qrLoginRoutes({ db, clock, rateLimits }),
         passwordRoutes(passwordDeps),
         verificationRoutes({ ...messaging, notifications }),
         ...(config.env === 'production'
