@@ -97,6 +97,8 @@ import { createManagement, type Management } from './management/management.js';
 import { createAdmin } from './admin/admin.js';
 import { platformEvents, platformProducer, type PlatformEvents } from './platform/events/platform-events.js';
 import { createPlatform, type Platform } from './platform/platform.js';
+import { createOperations } from './operations/operations.js';
+import type { ServiceMetrics } from './operations/service-metrics.js';
 import type { TokenVerification } from './tokens/principal.js';
 
 const engineOnlyPaths = new Set<string>([
@@ -165,6 +167,8 @@ export interface IdentityService {
   platform: Platform;
   /** crm's events and snapshots, the dashboards (/api/v2/management, /:lang/management/dashboards). */
   management: Management;
+  /** The Prometheus metrics of this service (GET /metrics; docs/operations.md). */
+  metrics: ServiceMetrics;
   /** Stops background work and closes the database if this service opened it. */
   close(): Promise<void>;
 }
@@ -294,8 +298,24 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     clock,
     relayEvents: options.relayEvents ?? true,
   });
+  const operations = createOperations({
+    db,
+    clock,
+    bus: events.bus,
+    metricsToken: config.metricsToken,
+    enginePaths: [...Object.values(oauthRoutes), '/.well-known/openid-configuration'],
+  });
+  operations.observeEngine(provider);
   const platform = createPlatform({ config, db, clock, logger, events, tokenVerification });
-  const management = createManagement({ config, db, clock, logger, bus: events.bus, tokenVerification });
+  const management = createManagement({
+    config,
+    db,
+    clock,
+    logger,
+    bus: events.bus,
+    tokenVerification,
+    metricsRegistry: operations.metrics.registry,
+  });
 
   const admin = createAdmin({
     config,
@@ -316,6 +336,8 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
   app.silent = true;
   app.on('error', (error) => logger.error({ err: error }, 'unhandled request error'));
 
+  // Request ids and metrics first: they see every answer, errors included.
+  for (const middleware of operations.middleware) app.use(middleware);
   app.use(securityHeaders({ https: new URL(config.issuer).protocol === 'https:' }));
   // An error no router answered: in its endpoint's shape (503 + Retry-After when the database is away).
   const errorAnswers = {
@@ -332,6 +354,8 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
           : errorAnswers.page,
     ),
   );
+  // /healthz, /readyz, /metrics: never rate-limited, never the engine's.
+  app.use(operations.router.routes());
   // Before anything else of the OAuth endpoints (our own introspection included).
   app.use(clientRateLimiting({ rateLimits, provider, logger, clock }));
   // The engine last: everything our routes do not answer (authorize, token, revocation, discovery...).
@@ -447,6 +471,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     events,
     platform,
     management,
+    metrics: operations.metrics,
     async close() {
       cleanup?.stop();
       closeProvider();
