@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { systemClock, type Clock } from '../../src/clock.js';
 import { loadConfig, type Config } from '../../src/config.js';
+import type { SettingsOverrides } from '../../src/defaults.js';
 import type { DatabaseHandle } from '../../src/db/database.js';
 import { generateRsaPrivateKeyPem, type Secrets } from '../../src/keys/development-secrets.js';
 import type { Transport } from '../../src/identity/transports/transport.js';
@@ -42,6 +43,8 @@ export interface TestServiceOptions {
   port?: number;
   /** Instead of a pino logger at LOG_LEVEL (e.g. one writing to a stream the test reads). */
   logger?: Logger;
+  /** Instead of the defaults of src/defaults.ts. */
+  settings?: SettingsOverrides;
 }
 
 /** The service on a real HTTP port of 127.0.0.1, with its own database (a copy of the migrated one). */
@@ -71,6 +74,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     clock: options.clock ?? systemClock,
     secrets: { ...testSecrets(), ...options.secrets },
     ...(options.transports ? { transports: options.transports } : {}),
+    ...(options.settings ? { settings: options.settings } : {}),
   });
   handler = service.app.callback();
   return {
