@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { oauthProviderListSchema } from './identity/federation/oauth-provider-config.js';
+import { defaults } from './defaults.js';
 
 /**
  * The service's whole configuration, read from environment variables once at start.
@@ -120,10 +121,18 @@ export const environmentSchema = z.object({
       .int()
       .min(5)
       .max(30 * 24 * 60)
-      .default(7 * 24 * 60),
+      .default(defaults.sessions.idleTimeoutSeconds / 60),
   ),
   /** Minutes a login or re-authentication allows sensitive account changes (default 5; session-policy.ts). */
-  REAUTH_WINDOW_MINUTES: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(60).default(5)),
+  REAUTH_WINDOW_MINUTES: z.preprocess(
+    emptyAsUndefined,
+    z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(60)
+      .default(defaults.sessions.reauthenticationMaxAgeSeconds / 60),
+  ),
   /** Origin of crm's API (the snapshot reads); unset: the dashboards show no crm snapshots. */
   CRM_BASE_URL: z.preprocess(emptyAsUndefined, z.url({ protocol: /^https?$/ }).optional()),
   /** The client-credentials client management reads crm's snapshots with (service:crm.* scopes). */

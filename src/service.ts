@@ -4,6 +4,7 @@ import compose from 'koa-compose';
 import type { Provider } from 'oidc-provider';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
+import { resolveSettings, type ServiceSettings, type SettingsOverrides } from './defaults.js';
 import { openDatabase, type Database, type DatabaseHandle } from './db/database.js';
 import { createEventBus } from './events/create-event-bus.js';
 import type { EventBus } from './events/event-bus.js';
@@ -136,6 +137,8 @@ export interface IdentityServiceOptions {
   relayEvents?: boolean;
   /** Third-party identity providers (oauth_provider plugins), instead of FEDERATION_PROVIDERS. */
   oauthProviders?: OAuthProviderConfig[];
+  /** Instead of the defaults (src/defaults.ts): lifetimes, session rules, rate-limit rules. */
+  settings?: SettingsOverrides;
 }
 
 export interface IdentityService {
@@ -161,6 +164,8 @@ export interface IdentityService {
   logger: Logger;
   clock: Clock;
   config: Config;
+  /** The defaults (src/defaults.ts) with the overrides this service was given. */
+  settings: ServiceSettings;
   /** Platform events: the outbox, its relay and the bus (embedded or NATS JetStream). */
   events: EventRuntime<PlatformEvents>;
   /** Platform reference data, feature flags, translation packages (/api/v2/platform). */
@@ -179,6 +184,11 @@ export interface IdentityService {
  */
 export async function createIdentityService(options: IdentityServiceOptions): Promise<IdentityService> {
   const { config } = options;
+  // The environment's session rules (npm start), then what the caller passed.
+  const settings = resolveSettings({
+    ...options.settings,
+    sessions: { ...config.sessions, ...options.settings?.sessions },
+  });
   const logger = options.logger ?? createLogger(config.logLevel);
   const clock = options.clock ?? systemClock;
   const database =
@@ -210,6 +220,12 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     cookieKeys: secrets.cookieKeys,
     signingKey: oidcKey,
     logger,
+    lifetimes: {
+      authorizationCode: settings.lifetimes.authorizationCode,
+      refreshToken: settings.lifetimes.refreshToken,
+      session: settings.lifetimes.oidcSession,
+      interaction: settings.lifetimes.interaction,
+    },
   });
   const revokedGrants = new RevokedGrants(db, clock, logger);
   await revokedGrants.start();
@@ -220,8 +236,8 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     // What an OAuth token is worth now: grant revoked, client disabled or first-party (all in memory).
     oauthTokens: oauthTokenStanding(provider, revokedGrants),
   };
-  const rateLimits = new RateLimits(db);
-  const sessionPolicy: SessionPolicy = { ...config.sessions };
+  const rateLimits = new RateLimits(db, settings.rateLimits);
+  const sessionPolicy: SessionPolicy = { ...settings.sessions };
   // Every route acting on the signed-in user's account; and the sensitive ones (re-authentication).
   const signedIn = requireSignedIn({ db, clock, tokenVerification, sessionPolicy });
   const recentAuthentication = requireRecentAuthentication({
@@ -468,6 +484,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     logger,
     clock,
     config,
+    settings,
     events,
     platform,
     management,
