@@ -88,6 +88,24 @@ describe('npm run idp -- clients:*', () => {
     expect(ofClient.every((event) => event.details.via === 'cli')).toBe(true);
   });
 
+  it('lists clients by status and search', async () => {
+    const marker = `Listed-${Date.now()}`;
+    const { db } = service.service;
+    const [first, second] = [
+      (await createTestClient(db, { name: `${marker} a` })).client,
+      (await createTestClient(db, { name: `${marker} b` })).client,
+    ];
+    await idp('clients:disable', '--client-id', second.clientId);
+    const names = async (...argv: string[]) =>
+      (JSON.parse((await idp('clients:list', ...argv)).stdout) as { name: string }[]).map(
+        (client) => client.name,
+      );
+    expect(await names('--search', marker)).toEqual([first.name, second.name]);
+    expect(await names('--search', marker, '--status', 'active')).toEqual([first.name]);
+    expect(await names('--search', marker, '--status', 'disabled')).toEqual([second.name]);
+    expect((await idp('clients:list', '--status', 'gone')).exitCode).toBe(2);
+  });
+
   it.each([
     [['clients:get'], '--client-id is required'],
     [['clients:update', '--client-id', 'x'], 'nothing to change'],
