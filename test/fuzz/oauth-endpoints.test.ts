@@ -46,7 +46,7 @@ beforeAll(async () => {
   refreshToken = signedIn.tokens.refresh_token!;
   const admin = await createTestUser(db, { roles: ['super_admin'] });
   adminToken = await mainAuthToken(service, admin, { roles: ['super_admin'], permissions: ['*'] });
-});
+}, 120_000); // a service and its fixtures: slow on a loaded machine
 afterAll(() => service?.close());
 
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
