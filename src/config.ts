@@ -167,6 +167,11 @@ export const environmentSchema = z.object({
       .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be letters, digits, - or _')
       .default('management'),
   ),
+  /** Bearer token Prometheus presents at GET /metrics; unset: /metrics answers this machine only. */
+  METRICS_TOKEN: z.preprocess(
+    emptyAsUndefined,
+    z.string().min(32, 'must have at least 32 characters').optional(),
+  ),
 });
 
 export type Environment = z.infer<typeof environmentSchema>;
@@ -210,6 +215,8 @@ export interface Config {
     stream: string;
     durableName: string;
   };
+  /** See METRICS_TOKEN. */
+  metricsToken: string | undefined;
 }
 
 /** Variables whose values never appear in an error message. */
@@ -218,6 +225,7 @@ const secretVariables = new Set([
   'SMTP_URL',
   'SMS_WEBHOOK_SECRET',
   'CRM_CLIENT_SECRET',
+  'METRICS_TOKEN',
   'FEDERATION_PROVIDERS',
 ]);
 
@@ -310,6 +318,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       stream: environment.NATS_MANAGEMENT_STREAM,
       durableName: environment.NATS_CRM_CONSUMER,
     },
+    metricsToken: environment.METRICS_TOKEN,
   };
 }
 
