@@ -7,7 +7,9 @@ import type { Config } from './config.js';
 import { openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { createEventBus } from './events/create-event-bus.js';
+import { resolveSecrets } from './keys/development-secrets.js';
 import type { Logger } from './logger.js';
+import { listen, ListenError } from './operations/listen.js';
 import { createIdentityService } from './service.js';
 
 /**
@@ -29,6 +31,9 @@ export async function runService(config: Config, logger: Logger, workerIndex?: n
       throw error;
     }
   }
+  // Outside production a first start generates keys (RSA, on the thread pool): beside the database's start.
+  const secrets = resolveSecrets(config, logger);
+  secrets.catch(() => {}); // awaited below; a failure to open the database comes first
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     poolMax: config.databasePoolMax,
@@ -46,6 +51,7 @@ export async function runService(config: Config, logger: Logger, workerIndex?: n
     config,
     database,
     logger,
+    secrets: await secrets,
     backgroundJobs: runsMachineJobs,
     relayEvents: runsMachineJobs,
     eventBus:
@@ -56,7 +62,16 @@ export async function runService(config: Config, logger: Logger, workerIndex?: n
 
   const server = http.createServer(service.app.callback());
   server.keepAliveTimeout = 65_000;
-  await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
+  try {
+    await listen(server, config.port, config.host);
+  } catch (error) {
+    if (!(error instanceof ListenError)) throw error;
+    console.error(`Cannot start: ${error.message}.`);
+    await service.close();
+    await database.close();
+    await channel?.close();
+    process.exit(1);
+  }
   if (workerIndex !== undefined) logger.info({ worker: workerIndex }, `worker ${workerIndex} ready`);
   else
     logger.info(

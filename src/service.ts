@@ -21,6 +21,12 @@ import { createIdentityApi, identityApiPrefix } from './identity/api/identity-ap
 import { savedAccountRoutes } from './identity/api/saved-account-routes.js';
 import { securitySessionRoutes } from './identity/api/security-session-routes.js';
 import { AuthFlowEngine } from './identity/auth-flow/flow-engine.js';
+import { Federation } from './identity/federation/federation-routes.js';
+import { LinkedProviders } from './identity/federation/linked-providers.js';
+import { linkedProviderRoutes } from './identity/api/linked-provider-routes.js';
+import { firstPasswordRoutes } from './identity/api/first-password-routes.js';
+import type { OAuthProviderConfig } from './identity/federation/oauth-provider-config.js';
+import { OAuthProviderRegistry } from './identity/federation/oauth-provider-registry.js';
 import { StepRegistry } from './identity/auth-flow/step-registry.js';
 import { consentStep } from './identity/auth-flow/steps/consent.js';
 import { createMfaSetupStep } from './identity/auth-flow/steps/mfa-setup.js';
@@ -91,6 +97,8 @@ import { createManagement, type Management } from './management/management.js';
 import { createAdmin } from './admin/admin.js';
 import { platformEvents, platformProducer, type PlatformEvents } from './platform/events/platform-events.js';
 import { createPlatform, type Platform } from './platform/platform.js';
+import { createOperations } from './operations/operations.js';
+import type { ServiceMetrics } from './operations/service-metrics.js';
 import type { TokenVerification } from './tokens/principal.js';
 
 const engineOnlyPaths = new Set<string>([
@@ -126,6 +134,8 @@ export interface IdentityServiceOptions {
   eventBus?: EventBus;
   /** Publish the event outbox from this process (default true; one worker of a cluster does). */
   relayEvents?: boolean;
+  /** Third-party identity providers (oauth_provider plugins), instead of FEDERATION_PROVIDERS. */
+  oauthProviders?: OAuthProviderConfig[];
 }
 
 export interface IdentityService {
@@ -139,6 +149,8 @@ export interface IdentityService {
   steps: StepRegistry;
   /** The kinds of sign-in method (auth_method plugins). */
   authMethods: AuthMethodRegistry;
+  /** The third-party identity providers (oauth_provider plugins). */
+  oauthProviders: OAuthProviderRegistry;
   rateLimits: RateLimits;
   /** Routes every outgoing message (codes, links) to the transport that can deliver it. */
   transports: TransportRegistry;
@@ -155,6 +167,8 @@ export interface IdentityService {
   platform: Platform;
   /** crm's events and snapshots, the dashboards (/api/v2/management, /:lang/management/dashboards). */
   management: Management;
+  /** The Prometheus metrics of this service (GET /metrics; docs/operations.md). */
+  metrics: ServiceMetrics;
   /** Stops background work and closes the database if this service opened it. */
   close(): Promise<void>;
 }
@@ -258,6 +272,20 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     finishers: { registration: createAccountFinisher(authMethods) },
   });
   const signing: MainAuthSigning = { key: mainAuthKey, issuer: config.issuer, audience: config.apiAudience };
+  const oauthProviders = new OAuthProviderRegistry();
+  for (const provider of options.oauthProviders ?? config.oauthProviders) oauthProviders.register(provider);
+  const federation = new Federation({
+    provider,
+    db,
+    clock,
+    registry: oauthProviders,
+    messages: Messages.load(),
+    notifications,
+    logger,
+    issuer: config.issuer,
+    signing,
+    apiPrefix: identityApiPrefix,
+  });
   await prepareDecoyHash();
 
   const events = await startEventRuntime({
@@ -270,8 +298,35 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     clock,
     relayEvents: options.relayEvents ?? true,
   });
+  const operations = createOperations({
+    db,
+    clock,
+    bus: events.bus,
+    metricsToken: config.metricsToken,
+    enginePaths: [...Object.values(oauthRoutes), '/.well-known/openid-configuration'],
+  });
+  operations.observeEngine(provider);
   const platform = createPlatform({ config, db, clock, logger, events, tokenVerification });
-  const management = createManagement({ config, db, clock, logger, bus: events.bus, tokenVerification });
+  const management = createManagement({
+    config,
+    db,
+    clock,
+    logger,
+    bus: events.bus,
+    tokenVerification,
+    metricsRegistry: operations.metrics.registry,
+  });
+
+  const admin = createAdmin({
+    config,
+    db,
+    clock,
+    logger,
+    tokenVerification,
+    recentAuthentication,
+    steps,
+    authMethods,
+  });
 
   const app = new Koa();
   app.keys = secrets.cookieKeys;
@@ -281,6 +336,8 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
   app.silent = true;
   app.on('error', (error) => logger.error({ err: error }, 'unhandled request error'));
 
+  // Request ids and metrics first: they see every answer, errors included.
+  for (const middleware of operations.middleware) app.use(middleware);
   app.use(securityHeaders({ https: new URL(config.issuer).protocol === 'https:' }));
   // An error no router answered: in its endpoint's shape (503 + Retry-After when the database is away).
   const errorAnswers = {
@@ -297,6 +354,8 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
           : errorAnswers.page,
     ),
   );
+  // /healthz, /readyz, /metrics: never rate-limited, never the engine's.
+  app.use(operations.router.routes());
   // Before anything else of the OAuth endpoints (our own introspection included).
   app.use(clientRateLimiting({ rateLimits, provider, logger, clock }));
   // The engine last: everything our routes do not answer (authorize, token, revocation, discovery...).
@@ -325,6 +384,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     qrApprovePageRoutes(),
     clientRegistrationRoutes({ db, clock, tokenVerification, recentAuthentication, logger }),
     singleLogoutPageRoutes(),
+    federation.routes(),
     interactionRoutes({
       provider,
       db,
@@ -333,6 +393,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
       rateLimits,
       apiAudience: config.apiAudience,
       notifications,
+      federation,
       logger,
     }),
     createIdentityApi(
@@ -359,6 +420,8 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
         reauthenticationRoutes({ ...messaging, totp, sessionPolicy }),
         authMethodRoutes({ clock, manager: new AuthMethodManager(db, authMethods, notifications) }),
         savedAccountRoutes({ db, clock }),
+        linkedProviderRoutes({ clock, linkedProviders: new LinkedProviders(db, oauthProviders) }),
+        firstPasswordRoutes({ db, clock, notifications }),
         inboundLoginRoutes({ db, clock, rateLimits, signing, apiPrefix: identityApiPrefix }),
         qrLoginRoutes({ db, clock, rateLimits }),
         passwordRoutes(passwordDeps),
@@ -372,16 +435,8 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     platform.router,
     management.router,
     management.pages,
-    createAdmin({
-      config,
-      db,
-      clock,
-      logger,
-      tokenVerification,
-      recentAuthentication,
-      steps,
-      authMethods,
-    }).router,
+    admin.router,
+    admin.pages,
     // Last of our JSON APIs: an unknown path under /api/v2 is a JSON 404, not the engine's.
     jsonNotFound('/api/v2', logger),
   ];
@@ -405,6 +460,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     flows,
     steps,
     authMethods,
+    oauthProviders,
     rateLimits,
     transports,
     developmentMessages,
@@ -415,6 +471,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     events,
     platform,
     management,
+    metrics: operations.metrics,
     async close() {
       cleanup?.stop();
       closeProvider();

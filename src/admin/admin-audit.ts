@@ -46,3 +46,13 @@ export async function auditAdminChange(
     now,
   );
 }
+
+/** The audit event of an administrative change made with the CLI (`npm run idp`): no user, `via: cli`. */
+export async function auditCliChange(
+  trx: Queryable,
+  type: string,
+  details: Record<string, unknown>,
+  now: Date,
+): Promise<void> {
+  await writeAuditEvent(trx, { type, details: { via: 'cli', ...details } }, now);
+}

@@ -5,6 +5,7 @@ import knex, { type Knex } from 'knex';
 import ClientPGLite from 'knex-pglite';
 import pg from 'pg';
 import type { Logger } from '../logger.js';
+import { seedNewDataDirectory } from './pglite-seed.js';
 
 /** The query builder every repository receives; inside a transaction, pass the `Knex.Transaction`. */
 export type Database = Knex;
@@ -18,8 +19,16 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
-// int8 (count(*), bigint ids) as number: our counters never exceed 2^53.
-pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+/**
+ * int8 (count(*), bigint ids) as number: our counters never exceed 2^53. Set on our own connections
+ * only, never pg's global parsers: a host app sharing the process keeps pg's defaults.
+ */
+const typeParsers = {
+  getTypeParser: (oid: number, format?: string): unknown =>
+    oid === pg.types.builtins.INT8
+      ? (value: string) => Number(value)
+      : pg.types.getTypeParser(oid, format as 'text'),
+};
 
 /**
  * The longest a query waits for a PostgreSQL connection, a new one (TCP, TLS, authentication) or a
@@ -42,6 +51,13 @@ export interface OpenDatabaseOptions {
   /** An already-open PGlite instance (tests load a migrated snapshot into one). */
   pglite?: PGlite;
 }
+
+/**
+ * PostgreSQL's memory inside PGlite's WebAssembly memory, which never shrinks: the defaults are sized
+ * for a server (shared_buffers 128 MB), while the embedded database of one service holds a few
+ * megabytes of hot rows. 16 MB of buffers keep every table and index of a small installation cached.
+ */
+const pgliteMemorySettings = ['-c', 'shared_buffers=16MB'];
 
 /**
  * knex-pglite labels a delete's result 'DEL' instead of 'DELETE', so knex hands back the raw result
@@ -73,6 +89,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
       connection: {
         connectionString: options.databaseUrl,
         application_name: 'identity-service',
+        types: typeParsers,
         connectionTimeoutMillis: timeoutMs,
         // A peer gone without a word (host down, network cut) is noticed on idle connections too.
         keepAlive: true,
@@ -93,7 +110,11 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     if (options.pgliteDataDir) {
       await fs.mkdir(path.dirname(options.pgliteDataDir), { recursive: true });
     }
-    pglite = await PGlite.create(options.pgliteDataDir);
+    if (options.pgliteDataDir) await seedNewDataDirectory(options.pgliteDataDir);
+    pglite = await PGlite.create({
+      dataDir: options.pgliteDataDir,
+      startParams: [...PGlite.defaultStartParams, ...pgliteMemorySettings],
+    });
   }
   const db = knex({ client: PGliteClient as unknown as typeof knex.Client, connection: { pglite } as never });
   await db.raw('select 1');

@@ -4,6 +4,7 @@ import { sha256 } from '../crypto/digest.js';
 import type { Database } from '../db/database.js';
 import { tooManyRequests } from './api-error.js';
 import { PostgresRateLimitStore } from './rate-limit-postgres-store.js';
+import { currentRequest } from './request-context.js';
 
 /** A limit: `points` requests per `durationSeconds` window for one key. */
 export interface RateLimitRule {
@@ -143,5 +144,6 @@ export class RateLimits {
 }
 
 function exceeded(rule: RateLimitRule, counter: RateLimiterRes): RateLimitExceeded {
+  currentRequest()?.observers.rateLimited?.(rule.name);
   return new RateLimitExceeded(rule, Math.max(1, Math.ceil(counter.msBeforeNext / 1000)));
 }
