@@ -20,6 +20,7 @@ import type { SecurityNotifications } from '../../identity/notifications/securit
 import type { Federation } from '../../identity/federation/federation-routes.js';
 import type { Logger } from '../../logger.js';
 import { allowedScopesOf } from '../client-metadata.js';
+import { allowPluginFrames } from '../../identity/plugin-steps/frame-policy.js';
 import { saveConsent } from '../models/consent.js';
 import { interactionPath } from '../provider.js';
 import { isOidcScope, scopeDescriptions } from '../scopes.js';
@@ -130,6 +131,8 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
     // Any other step, and group screens: the fields each step describes, on one form. On a group
     // screen each field is named <stepId>[<field>] so every step gets its own input.
     const screens = await flows.describe(flow, { ...requestInfo(ctx), deviceCookie: readDeviceCookie(ctx) });
+    // Plugin steps delivered as frames: their origins may be framed by this page (and no other).
+    allowPluginFrames(ctx, screens);
     return renderPage(
       ctx,
       'interaction/step',
