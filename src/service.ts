@@ -13,6 +13,7 @@ import { assetRoutes } from './http/assets.js';
 import { requireRecentAuthentication } from './http/bearer-auth.js';
 import { errorPageAnswer, jsonErrorAnswer, uncaughtErrors } from './http/error-handler.js';
 import { jsonNotFound } from './http/json-api.js';
+import { ownPaths } from './http/own-paths.js';
 import { RateLimits } from './http/rate-limit.js';
 import { securityHeaders } from './http/security-headers.js';
 import { authFlowRoutes } from './identity/api/auth-flow-routes.js';
@@ -142,8 +143,13 @@ export interface IdentityServiceOptions {
 }
 
 export interface IdentityService {
-  /** A Koa app: listen with `app.callback()`, or mount it in another Koa app. */
+  /** The service as a Koa app of its own: listen with `app.callback()` (it answers every path). */
   app: Koa;
+  /**
+   * The service inside a host Koa app (`host.use(service.middleware)`): it answers its own paths and
+   * calls `next()` for every other one, so the host's routes keep working (docs/library.md).
+   */
+  middleware: Koa.Middleware;
   provider: Provider;
   db: Database;
   keys: { oidc: SigningKey; mainAuth: SigningKey; published: PublishedKeySet };
@@ -453,11 +459,19 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     management.pages,
     admin.router,
     admin.pages,
-    // Last of our JSON APIs: an unknown path under /api/v2 is a JSON 404, not the engine's.
-    jsonNotFound('/api/v2', logger),
   ];
   for (const router of routers) app.use(router.routes()).use(router.allowedMethods());
+  // Embedded, the service answers only these; the host answers the rest (own-paths.ts).
+  const ownsPath = ownPaths([operations.router, ...routers], {
+    prefixes: ['/oauth/', '/interaction/'],
+    paths: ['/.well-known/openid-configuration'],
+  });
+  // Standalone, last of our JSON APIs: an unknown path under /api/v2 is a JSON 404, not the engine's.
+  const apiNotFound = jsonNotFound('/api/v2', logger);
+  app.use(apiNotFound.routes());
   app.use(engine);
+  const ownStack = compose(app.middleware);
+  const middleware: Koa.Middleware = (ctx, next) => (ownsPath(ctx.path) ? ownStack(ctx) : next());
 
   const cleanup = options.backgroundJobs
     ? scheduleCleanup(db, clock, logger, [
@@ -470,6 +484,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
 
   return {
     app,
+    middleware,
     provider,
     db,
     keys: { oidc: oidcKey, mainAuth: mainAuthKey, published: keySet },
