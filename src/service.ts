@@ -22,6 +22,12 @@ import { createIdentityApi, identityApiPrefix } from './identity/api/identity-ap
 import { savedAccountRoutes } from './identity/api/saved-account-routes.js';
 import { securitySessionRoutes } from './identity/api/security-session-routes.js';
 import { AuthFlowEngine } from './identity/auth-flow/flow-engine.js';
+import { Federation } from './identity/federation/federation-routes.js';
+import { LinkedProviders } from './identity/federation/linked-providers.js';
+import { linkedProviderRoutes } from './identity/api/linked-provider-routes.js';
+import { firstPasswordRoutes } from './identity/api/first-password-routes.js';
+import type { OAuthProviderConfig } from './identity/federation/oauth-provider-config.js';
+import { OAuthProviderRegistry } from './identity/federation/oauth-provider-registry.js';
 import { StepRegistry } from './identity/auth-flow/step-registry.js';
 import { consentStep } from './identity/auth-flow/steps/consent.js';
 import { createMfaSetupStep } from './identity/auth-flow/steps/mfa-setup.js';
@@ -45,6 +51,11 @@ import { verificationRoutes } from './identity/api/verification-routes.js';
 import { createOtpCodeStep } from './identity/auth-flow/steps/otp-code.js';
 import { createRegistrationCodeStep } from './identity/auth-flow/steps/otp-code-registration.js';
 import { passwordRegistrationStep } from './identity/auth-flow/steps/password-registration.js';
+import { profileStep } from './identity/auth-flow/steps/profile.js';
+import { accountSelectionStep } from './identity/auth-flow/steps/account-selection.js';
+import { createQrStep } from './identity/auth-flow/steps/qr.js';
+import { qrLoginRoutes } from './identity/api/qr-login-routes.js';
+import { qrApprovePageRoutes } from './identity/pages/qr-approve-page.js';
 import { phoneEmailRegistrationStep } from './identity/auth-flow/steps/phone-email-registration.js';
 import { createAccountFinisher } from './identity/registration/create-account.js';
 import { resetPasswordPageRoutes } from './identity/pages/reset-password-page.js';
@@ -66,6 +77,10 @@ import { SecurityNotifications } from './identity/notifications/security-notific
 import { createLogger, type Logger } from './logger.js';
 import { clientRegistrationRoutes } from './oidc/actions/client-registration.js';
 import { consentRoutes } from './oidc/actions/consents.js';
+import { ssoOtcRoutes } from './oidc/actions/sso-otc.js';
+import { ssoInboundRoutes } from './oidc/actions/sso-inbound.js';
+import { inboundLoginPageRoutes } from './oidc/actions/inbound-login-page.js';
+import { inboundLoginRoutes } from './identity/api/inbound-login-routes.js';
 import { discoveryRoutes } from './oidc/actions/discovery.js';
 import { endSessionRoutes } from './oidc/actions/end-session.js';
 import { interactionRoutes } from './oidc/actions/interaction.js';
@@ -80,6 +95,7 @@ import { RevokedGrants } from './oidc/revoked-grants.js';
 import { engineAnswerCorrections } from './oidc/engine-answer-corrections.js';
 import { oauthErrorAnswer } from './oidc/oauth-error.js';
 import { createManagement, type Management } from './management/management.js';
+import { createAdmin } from './admin/admin.js';
 import { platformEvents, platformProducer, type PlatformEvents } from './platform/events/platform-events.js';
 import { createPlatform, type Platform } from './platform/platform.js';
 import type { TokenVerification } from './tokens/principal.js';
@@ -91,7 +107,7 @@ const engineOnlyPaths = new Set<string>([
 ]);
 
 /** Where errors are JSON: our APIs ({ error, message }) and the OAuth endpoints called by programs. */
-const jsonApiPrefixes = ['/api/', '/oauth/clients/', '/oauth/consents/'];
+const jsonApiPrefixes = ['/api/', '/oauth/clients/', '/oauth/consents/', '/oauth/sso/'];
 const oauthJsonPaths = new Set<string>([
   oauthRoutes.token,
   oauthRoutes.introspection,
@@ -119,6 +135,8 @@ export interface IdentityServiceOptions {
   relayEvents?: boolean;
   /** Instead of the defaults (src/defaults.ts): lifetimes, session rules, rate-limit rules. */
   settings?: SettingsOverrides;
+  /** Third-party identity providers (oauth_provider plugins), instead of FEDERATION_PROVIDERS. */
+  oauthProviders?: OAuthProviderConfig[];
 }
 
 export interface IdentityService {
@@ -132,6 +150,8 @@ export interface IdentityService {
   steps: StepRegistry;
   /** The kinds of sign-in method (auth_method plugins). */
   authMethods: AuthMethodRegistry;
+  /** The third-party identity providers (oauth_provider plugins). */
+  oauthProviders: OAuthProviderRegistry;
   rateLimits: RateLimits;
   /** Routes every outgoing message (codes, links) to the transport that can deliver it. */
   transports: TransportRegistry;
@@ -255,12 +275,29 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     .register(createMfaSetupStep(authMethods))
     .register(phoneEmailRegistrationStep)
     .register(createRegistrationCodeStep({ transports, rateLimits, logger }))
-    .register(passwordRegistrationStep);
+    .register(passwordRegistrationStep)
+    .register(profileStep)
+    .register(accountSelectionStep)
+    .register(createQrStep({ issuer: config.issuer }));
   const flows = new AuthFlowEngine(db, clock, steps, new StoredFunnels(db), {
     planner: new UserFunnelPlanner(authMethods),
     finishers: { registration: createAccountFinisher(authMethods) },
   });
   const signing: MainAuthSigning = { key: mainAuthKey, issuer: config.issuer, audience: config.apiAudience };
+  const oauthProviders = new OAuthProviderRegistry();
+  for (const provider of options.oauthProviders ?? config.oauthProviders) oauthProviders.register(provider);
+  const federation = new Federation({
+    provider,
+    db,
+    clock,
+    registry: oauthProviders,
+    messages: Messages.load(),
+    notifications,
+    logger,
+    issuer: config.issuer,
+    signing,
+    apiPrefix: identityApiPrefix,
+  });
   await prepareDecoyHash();
 
   const events = await startEventRuntime({
@@ -275,6 +312,17 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
   });
   const platform = createPlatform({ config, db, clock, logger, events, tokenVerification });
   const management = createManagement({ config, db, clock, logger, bus: events.bus, tokenVerification });
+
+  const admin = createAdmin({
+    config,
+    db,
+    clock,
+    logger,
+    tokenVerification,
+    recentAuthentication,
+    steps,
+    authMethods,
+  });
 
   const app = new Koa();
   app.keys = secrets.cookieKeys;
@@ -322,8 +370,13 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     }),
     endSessionRoutes({ db, clock, keySet, issuer: config.issuer }),
     consentRoutes({ db, clock, signedIn, logger }),
+    ssoOtcRoutes({ db, clock, rateLimits, signedIn, logger }),
+    ssoInboundRoutes({ db, clock, provider, tokenVerification, logger }),
+    inboundLoginPageRoutes(),
+    qrApprovePageRoutes(),
     clientRegistrationRoutes({ db, clock, tokenVerification, recentAuthentication, logger }),
     singleLogoutPageRoutes(),
+    federation.routes(),
     interactionRoutes({
       provider,
       db,
@@ -332,6 +385,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
       rateLimits,
       apiAudience: config.apiAudience,
       notifications,
+      federation,
       logger,
     }),
     createIdentityApi(
@@ -358,6 +412,10 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
         reauthenticationRoutes({ ...messaging, totp, sessionPolicy }),
         authMethodRoutes({ clock, manager: new AuthMethodManager(db, authMethods, notifications) }),
         savedAccountRoutes({ db, clock }),
+        linkedProviderRoutes({ clock, linkedProviders: new LinkedProviders(db, oauthProviders) }),
+        firstPasswordRoutes({ db, clock, notifications }),
+        inboundLoginRoutes({ db, clock, rateLimits, signing, apiPrefix: identityApiPrefix }),
+        qrLoginRoutes({ db, clock, rateLimits }),
         passwordRoutes(passwordDeps),
         verificationRoutes({ ...messaging, notifications }),
         ...(config.env === 'production'
@@ -369,6 +427,8 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     platform.router,
     management.router,
     management.pages,
+    admin.router,
+    admin.pages,
     // Last of our JSON APIs: an unknown path under /api/v2 is a JSON 404, not the engine's.
     jsonNotFound('/api/v2', logger),
   ];
@@ -392,6 +452,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     flows,
     steps,
     authMethods,
+    oauthProviders,
     rateLimits,
     transports,
     developmentMessages,

@@ -17,6 +17,7 @@ import { bindDeviceAtSignIn } from '../../identity/sessions/bind-device.js';
 import { browserNameOf } from '../../identity/sessions/browser-name.js';
 import { readDeviceCookie, setDeviceCookie } from '../../identity/sessions/device-bindings.js';
 import type { SecurityNotifications } from '../../identity/notifications/security-notifications.js';
+import type { Federation } from '../../identity/federation/federation-routes.js';
 import type { Logger } from '../../logger.js';
 import { allowedScopesOf } from '../client-metadata.js';
 import { saveConsent } from '../models/consent.js';
@@ -33,6 +34,8 @@ export interface InteractionDependencies {
   apiAudience: string;
   /** A sign-in on a device the account never used is announced to the user. */
   notifications: SecurityNotifications;
+  /** Third-party sign-in: the provider buttons, and the link a person agreed to before signing in. */
+  federation?: Federation;
   logger: Logger;
 }
 
@@ -47,7 +50,7 @@ const consentForm = z.object({ decision: z.enum(['allow', 'deny']) });
  * engine's signed, SameSite=Lax interaction cookie, which is also what stops cross-site form posts.
  */
 export function interactionRoutes(deps: InteractionDependencies): Router {
-  const { provider, db, clock, flows, rateLimits, apiAudience, notifications, logger } = deps;
+  const { provider, db, clock, flows, rateLimits, apiAudience, notifications, federation, logger } = deps;
   const router = new Router({ prefix: '/interaction/:uid' });
   const forms = bodyParser({ enableTypes: ['form'], formLimit: '16kb' });
 
@@ -110,7 +113,15 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
       return renderPage(
         ctx,
         'interaction/identifier',
-        { ...common, clientName: await clientName(interaction) },
+        {
+          ...common,
+          clientName: await clientName(interaction),
+          thirdPartySignIn: federation?.buttons(
+            ctx,
+            uid,
+            federation.language(ctx, interaction.params.ui_locales),
+          ),
+        },
         status,
       );
     }
@@ -118,7 +129,7 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
     if (single === 'otp-code') return renderPage(ctx, 'interaction/otp-code', common, status);
     // Any other step, and group screens: the fields each step describes, on one form. On a group
     // screen each field is named <stepId>[<field>] so every step gets its own input.
-    const screens = await flows.describe(flow, requestInfo(ctx));
+    const screens = await flows.describe(flow, { ...requestInfo(ctx), deviceCookie: readDeviceCookie(ctx) });
     return renderPage(
       ctx,
       'interaction/step',
@@ -216,6 +227,11 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
       return renderStep(ctx, interaction, flows.inProgress(session), error);
     }
     if (outcome.status === 'in_progress') return renderStep(ctx, interaction, outcome);
+    const refusedLink = await federation?.completePendingLink(ctx, interaction.uid, outcome.userId);
+    if (refusedLink) {
+      const language = federation!.language(ctx, interaction.params.ui_locales);
+      return federation!.renderError(ctx, refusedLink.error, interaction.uid, language, refusedLink.provider);
+    }
     await rememberDevice(ctx, outcome.userId);
     await finish(
       ctx,
