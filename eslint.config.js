@@ -19,7 +19,7 @@ export default tseslint.config(
     languageOptions: { globals: globals.browser, sourceType: 'script' },
   },
   {
-    files: ['test/**', 'bench/**', 'src/cli/**'],
+    files: ['test/**', 'bench/**', 'conformance/**', 'src/cli/**'],
     rules: { 'no-console': 'off' },
   },
 );

@@ -23,6 +23,9 @@ import { savedAccountRoutes } from './identity/api/saved-account-routes.js';
 import { securitySessionRoutes } from './identity/api/security-session-routes.js';
 import { AuthFlowEngine } from './identity/auth-flow/flow-engine.js';
 import { Federation } from './identity/federation/federation-routes.js';
+import { LinkedProviders } from './identity/federation/linked-providers.js';
+import { linkedProviderRoutes } from './identity/api/linked-provider-routes.js';
+import { firstPasswordRoutes } from './identity/api/first-password-routes.js';
 import type { OAuthProviderConfig } from './identity/federation/oauth-provider-config.js';
 import { OAuthProviderRegistry } from './identity/federation/oauth-provider-registry.js';
 import { StepRegistry } from './identity/auth-flow/step-registry.js';
@@ -49,6 +52,10 @@ import { createOtpCodeStep } from './identity/auth-flow/steps/otp-code.js';
 import { createRegistrationCodeStep } from './identity/auth-flow/steps/otp-code-registration.js';
 import { passwordRegistrationStep } from './identity/auth-flow/steps/password-registration.js';
 import { profileStep } from './identity/auth-flow/steps/profile.js';
+import { accountSelectionStep } from './identity/auth-flow/steps/account-selection.js';
+import { createQrStep } from './identity/auth-flow/steps/qr.js';
+import { qrLoginRoutes } from './identity/api/qr-login-routes.js';
+import { qrApprovePageRoutes } from './identity/pages/qr-approve-page.js';
 import { phoneEmailRegistrationStep } from './identity/auth-flow/steps/phone-email-registration.js';
 import { createAccountFinisher } from './identity/registration/create-account.js';
 import { resetPasswordPageRoutes } from './identity/pages/reset-password-page.js';
@@ -263,11 +270,14 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     .register(phoneEmailRegistrationStep)
     .register(createRegistrationCodeStep({ transports, rateLimits, logger }))
     .register(passwordRegistrationStep)
-    .register(profileStep);
+    .register(profileStep)
+    .register(accountSelectionStep)
+    .register(createQrStep({ issuer: config.issuer }));
   const flows = new AuthFlowEngine(db, clock, steps, new StoredFunnels(db), {
     planner: new UserFunnelPlanner(authMethods),
     finishers: { registration: createAccountFinisher(authMethods) },
   });
+  const signing: MainAuthSigning = { key: mainAuthKey, issuer: config.issuer, audience: config.apiAudience };
   const oauthProviders = new OAuthProviderRegistry();
   for (const provider of options.oauthProviders ?? config.oauthProviders) oauthProviders.register(provider);
   const federation = new Federation({
@@ -279,8 +289,9 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     notifications,
     logger,
     issuer: config.issuer,
+    signing,
+    apiPrefix: identityApiPrefix,
   });
-  const signing: MainAuthSigning = { key: mainAuthKey, issuer: config.issuer, audience: config.apiAudience };
   await prepareDecoyHash();
 
   const events = await startEventRuntime({
@@ -310,6 +321,17 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     bus: events.bus,
     tokenVerification,
     metricsRegistry: operations.metrics.registry,
+  });
+
+  const admin = createAdmin({
+    config,
+    db,
+    clock,
+    logger,
+    tokenVerification,
+    recentAuthentication,
+    steps,
+    authMethods,
   });
 
   const app = new Koa();
@@ -365,6 +387,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     ssoOtcRoutes({ db, clock, rateLimits, signedIn, logger }),
     ssoInboundRoutes({ db, clock, provider, tokenVerification, logger }),
     inboundLoginPageRoutes(),
+    qrApprovePageRoutes(),
     clientRegistrationRoutes({ db, clock, tokenVerification, recentAuthentication, logger }),
     singleLogoutPageRoutes(),
     federation.routes(),
@@ -403,7 +426,10 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
         reauthenticationRoutes({ ...messaging, totp, sessionPolicy }),
         authMethodRoutes({ clock, manager: new AuthMethodManager(db, authMethods, notifications) }),
         savedAccountRoutes({ db, clock }),
+        linkedProviderRoutes({ clock, linkedProviders: new LinkedProviders(db, oauthProviders) }),
+        firstPasswordRoutes({ db, clock, notifications }),
         inboundLoginRoutes({ db, clock, rateLimits, signing, apiPrefix: identityApiPrefix }),
+        qrLoginRoutes({ db, clock, rateLimits }),
         passwordRoutes(passwordDeps),
         verificationRoutes({ ...messaging, notifications }),
         ...(config.env === 'production'
@@ -415,16 +441,8 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     platform.router,
     management.router,
     management.pages,
-    createAdmin({
-      config,
-      db,
-      clock,
-      logger,
-      tokenVerification,
-      recentAuthentication,
-      steps,
-      authMethods,
-    }).router,
+    admin.router,
+    admin.pages,
   ];
   for (const router of routers) app.use(router.routes()).use(router.allowedMethods());
   // Embedded, the service answers only these; the host answers the rest (own-paths.ts).

@@ -172,6 +172,7 @@ describe('npm run idp -- funnels:* and allowed-methods:*', () => {
   });
 
   it('knows exactly the steps and methods the service registers', () => {
+    // A step or method added to the service must be added to src/identity/auth-flow/built-in-steps.ts.
     const { steps, authMethods } = service.service;
     for (const flow of flowKinds) {
       expect(
@@ -179,6 +180,7 @@ describe('npm run idp -- funnels:* and allowed-methods:*', () => {
           .ids()
           .filter((id) => steps.has(id, flow))
           .sort(),
+        `the built-in steps of the ${flow} flow`,
       ).toEqual([...builtInStepIds[flow]].sort());
     }
     expect(

@@ -7,7 +7,7 @@ import type { FlowKind } from './flow-session.js';
  */
 export const builtInStepIds: Record<FlowKind, readonly string[]> = {
   login: ['phone-email', 'password', 'otp-code', 'consent', 'totp', 'mfa-setup'],
-  registration: ['phone-email', 'password', 'otp-code', 'consent', 'totp'],
+  registration: ['phone-email', 'password', 'otp-code', 'consent', 'totp', 'profile'],
 };
 
 /** The sign-in methods (auth_method slugs) the service ships (src/identity/auth-methods/built-in-methods.ts). */

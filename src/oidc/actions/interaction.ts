@@ -129,7 +129,7 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
     if (single === 'otp-code') return renderPage(ctx, 'interaction/otp-code', common, status);
     // Any other step, and group screens: the fields each step describes, on one form. On a group
     // screen each field is named <stepId>[<field>] so every step gets its own input.
-    const screens = await flows.describe(flow, requestInfo(ctx));
+    const screens = await flows.describe(flow, { ...requestInfo(ctx), deviceCookie: readDeviceCookie(ctx) });
     return renderPage(
       ctx,
       'interaction/step',
