@@ -87,7 +87,7 @@ function parsedJson(response: FuzzResponse, what: string): Record<string, unknow
 export function expectApiError(response: FuzzResponse, what: string): void {
   const body = parsedJson(response, what);
   expect(
-    Object.keys(body).filter((key) => !['error', 'message', 'details'].includes(key)),
+    Object.keys(body).filter((key) => !['error', 'message', 'details', 'request_id'].includes(key)),
     what,
   ).toEqual([]);
   expect(body.error, what).toMatch(/^[a-z][a-z0-9_]*$/);
@@ -101,7 +101,7 @@ export function expectOAuthError(response: FuzzResponse, what: string): void {
   if ('error_description' in body) expect(typeof body.error_description, what).toBe('string');
   expect(
     Object.keys(body).filter(
-      (key) => !['error', 'error_description', 'error_uri', 'state', 'iss'].includes(key),
+      (key) => !['error', 'error_description', 'error_uri', 'state', 'iss', 'request_id'].includes(key),
     ),
     what,
   ).toEqual([]);
