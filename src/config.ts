@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { brandFrom, brandSettings, type Brand } from './brand.js';
 
 /**
  * The service's whole configuration, read from environment variables once at start.
@@ -146,6 +147,8 @@ export const environmentSchema = z.object({
       .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be letters, digits, - or _')
       .default('management'),
   ),
+  // The product's name, logo and primary colour on the pages (src/http/brand.ts, docs/pages.md).
+  ...brandSettings.shape,
 });
 
 export type Environment = z.infer<typeof environmentSchema>;
@@ -179,6 +182,8 @@ export interface Config {
   eventBus: Environment['EVENT_BUS'];
   nats: { url: string; stream: string; subjectPrefix: string };
   sessions: { idleTimeoutSeconds: number; reauthenticationMaxAgeSeconds: number };
+  /** What the pages show of the product (BRAND_*). */
+  brand?: Brand;
   crm: {
     baseUrl: string | undefined;
     clientId: string | undefined;
@@ -272,6 +277,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       idleTimeoutSeconds: environment.SESSION_IDLE_MINUTES * 60,
       reauthenticationMaxAgeSeconds: environment.REAUTH_WINDOW_MINUTES * 60,
     },
+    brand: brandFrom(environment),
     crm: {
       baseUrl: environment.CRM_BASE_URL?.replace(/\/+$/, ''),
       clientId: environment.CRM_CLIENT_ID,

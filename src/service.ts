@@ -61,6 +61,8 @@ import { resolveSecrets, type Secrets } from './keys/development-secrets.js';
 import { PublishedKeySet } from './keys/published-key-set.js';
 import { activateSigningKeys, signingKeyFromPem, type SigningKey } from './keys/signing-keys.js';
 import { Messages } from './i18n/messages.js';
+import { brandFrom } from './brand.js';
+import { brandStylesheetRoutes } from './http/brand-stylesheet.js';
 import { SecurityNotifications } from './identity/notifications/security-notifications.js';
 import { createLogger, type Logger } from './logger.js';
 import { clientRegistrationRoutes } from './oidc/actions/client-registration.js';
@@ -292,6 +294,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
   app.use((ctx, next) => (engineOnlyPaths.has(ctx.path) ? engine(ctx) : next()));
   const routers: Router[] = [
     assetRoutes(),
+    brandStylesheetRoutes(config.brand ?? brandFrom({})),
     jwksRoutes(keySet),
     discoveryRoutes(),
     userinfoRoutes({ config, db, keySet, oauthTokens: tokenVerification.oauthTokens, logger }),
@@ -317,6 +320,9 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
       apiAudience: config.apiAudience,
       notifications,
       logger,
+      signing,
+      apiPrefix: identityApiPrefix,
+      brand: config.brand ?? brandFrom({}),
     }),
     createIdentityApi(
       { config, logger, guards: { bearer: signedIn, reauthentication: recentAuthentication } },

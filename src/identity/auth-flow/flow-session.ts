@@ -12,6 +12,8 @@ export interface FlowContext {
   interactionUid?: string;
   ip?: string;
   userAgent?: string;
+  /** The language of the page running the flow: codes are sent in it. */
+  lang?: string;
 }
 
 /**
