@@ -158,6 +158,8 @@ export function createOidcProvider(dependencies: OidcProviderDependencies): {
       userinfo_endpoint: `${config.issuer}${oauthRoutes.userinfo}`,
       introspection_endpoint: `${config.issuer}${oauthRoutes.introspection}`,
       registration_endpoint: `${config.issuer}${oauthRoutes.registration}`,
+      // prompt=create opens registration on /:lang/auth (interaction-policy.ts).
+      prompt_values_supported: ['none', 'login', 'consent', 'create'],
     },
     ttl: {
       AuthorizationCode: lifetimes.authorizationCode,

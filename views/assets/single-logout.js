@@ -6,23 +6,25 @@
   history.replaceState(null, '', window.location.pathname);
   var xsrf = params.get('xsrf');
   var form = document.getElementById('logout');
+  var progress = document.getElementById('progress');
+  var nothing = document.getElementById('nothing');
   var broadcast = function () {
     if ('BroadcastChannel' in window) new BroadcastChannel('identity').postMessage({ type: 'logout' });
   };
   if (!xsrf) {
-    document.getElementById('progress').hidden = true;
-    document.getElementById('nothing').hidden = false;
+    form.hidden = true;
+    nothing.hidden = false;
     return;
   }
+  nothing.hidden = true;
   form.elements.xsrf.value = xsrf;
   form.addEventListener('submit', broadcast);
   if (params.get('confirm') === '1') {
-    document.getElementById('progress').hidden = true;
     form.hidden = false;
     return;
   }
-  // The spinner is hidden in the markup: a page without script shows its no-script form instead.
-  document.getElementById('progress').hidden = false;
+  form.hidden = true;
+  progress.hidden = false;
   broadcast();
   form.submit();
 })();

@@ -159,7 +159,10 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
   const renderStep = async (ctx: Context, page: PageRequest, flow: FlowInProgress, error?: ApiError) => {
     const { lang } = page;
     const registration = flow.session.flow === 'registration';
-    const identifier = flow.session.tempData.identifier as string | undefined;
+    const loginHint = page.interaction?.params.login_hint;
+    const identifier =
+      (flow.session.tempData.identifier as string | undefined) ??
+      (typeof loginHint === 'string' ? loginHint.slice(0, 320) : undefined);
     // A 2xx "error" is a step asking for more (otp-code: "code sent"); a lockout carries the wait.
     const text = error && pageErrorText(lang, error, { identifier: identifier ?? '' });
     const notice = error && error.status < 400 ? text : undefined;
@@ -255,10 +258,13 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
     flows.start(kind, { interactionUid: interaction?.uid, lang: pageLanguage(ctx), ...requestInfo(ctx) });
 
   /** Registration when the page or the client (OIDC prompt=create) asks for it. */
-  const flowKindFor = (interaction: Interaction | undefined, register: boolean): FlowKind => {
-    const prompts = String(interaction?.params.prompt ?? '').split(' ');
-    return register || prompts.includes('create') ? 'registration' : 'login';
-  };
+  const flowKindFor = (interaction: Interaction | undefined, register: boolean): FlowKind =>
+    register ||
+    String(interaction?.params.prompt ?? '')
+      .split(' ')
+      .includes('create')
+      ? 'registration'
+      : 'login';
 
   /**
    * A sign-in through these pages binds the browser as the identity API's does (device cookie, account
@@ -307,7 +313,7 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
     const interaction = query.interaction ? await details(ctx, query.interaction) : undefined;
     const page: PageRequest = { lang, interaction, returnTo: localPath(query.return_to) };
     if (interaction?.prompt.name === 'consent') return renderConsent(ctx, page, interaction);
-    if (interaction && interaction.prompt.name !== 'login') {
+    if (interaction && !signInPrompts.has(interaction.prompt.name)) {
       throw new ApiError(400, 'unsupported_prompt', `Prompt ${interaction.prompt.name} is not supported.`);
     }
     const flow = await startFlow(ctx, flowKindFor(interaction, query.register === '1'), interaction);
@@ -401,7 +407,7 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
     const form = stepForm.parse(ctx.request.body);
     const lang = pageLanguage(ctx);
     const interaction = form.interaction ? await details(ctx, form.interaction) : undefined;
-    if (interaction && interaction.prompt.name !== 'login')
+    if (interaction && !signInPrompts.has(interaction.prompt.name))
       throw new ApiError(409, 'step_out_of_order', 'Sign-in is already done.');
     const body = ctx.request.body as Record<string, unknown>;
     const stepIds = form.step.split('+');
@@ -481,3 +487,6 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
 class InteractionMismatch extends Error {}
 
 const languageSegment = /^[a-z]{2}(-[A-Za-z]{2,4})?$/;
+
+/** The prompts this page answers with a flow (prompt=create rides on login: interaction-policy.ts). */
+const signInPrompts = new Set(['login']);
