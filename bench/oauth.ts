@@ -17,6 +17,14 @@ import { createClient } from '../src/oidc/models/oauth-client.js';
 import { createTestUser } from '../test/support/fixtures.js';
 import { HttpBrowser } from '../test/support/http-browser.js';
 import { completeAuthorization, discover } from '../test/support/relying-party.js';
+import {
+  atLeast,
+  atMost,
+  formatNumber,
+  median as medianOf,
+  reportRatios,
+  type FloorRatio,
+} from './support/floor-ratios.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 8);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -109,24 +117,24 @@ function cpuSecondsOf(pid: string): number {
   }
 }
 
-/** CPU seconds so far of the server's processes (a cluster's workers included), and of each PostgreSQL process. */
-function cpuSeconds(pid: number): { server: number; database: Map<string, number> } {
+/**
+ * CPU seconds so far of the server's processes (a cluster's workers included), and of each PostgreSQL
+ * backend serving the bench's database: other work on the same server (other databases, other people's
+ * tests on a shared machine) is not counted; the shared background processes (WAL writer, checkpointer)
+ * are not either.
+ */
+async function cpuSeconds(pid: number): Promise<{ server: number; database: Map<string, number> }> {
   const children = fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/);
   const server = [String(pid), ...children.filter(Boolean)].reduce((sum, id) => sum + cpuSecondsOf(id), 0);
   const database = new Map<string, number>();
-  for (const entry of fs.readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
-    try {
-      if (fs.readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') {
-        database.set(entry, cpuSecondsOf(entry));
-      }
-    } catch {
-      // ended meanwhile
-    }
-  }
+  for (const backend of await benchBackendPids()) database.set(backend, cpuSecondsOf(backend));
   return { server, database };
 }
 
-/** PostgreSQL's CPU over a run: processes alive at its end (a backend that ended meanwhile is not counted). */
+/** Set by main(): the pids of the PostgreSQL backends connected to the bench's database. */
+let benchBackendPids: () => Promise<string[]> = async () => [];
+
+/** PostgreSQL's CPU over a run: backends alive at its end (one that ended meanwhile is not counted). */
 function databaseCpuSeconds(before: Map<string, number>, after: Map<string, number>): number {
   let sum = 0;
   for (const [pid, seconds] of after) sum += seconds - (before.get(pid) ?? 0);
@@ -158,7 +166,7 @@ async function drive(scenario: Scenario, duration = seconds): Promise<Figure> {
   const sampler = setInterval(() => {
     peak = Math.max(peak, serverMegabytes(scenario.pid));
   }, 250);
-  const cpuBefore = cpuSeconds(scenario.pid);
+  const cpuBefore = await cpuSeconds(scenario.pid);
   const result = await autocannon({
     url: scenario.url,
     connections,
@@ -167,7 +175,7 @@ async function drive(scenario: Scenario, duration = seconds): Promise<Figure> {
     ...(rate ? { overallRate: rate } : {}),
   });
   clearInterval(sampler);
-  const cpuAfter = cpuSeconds(scenario.pid);
+  const cpuAfter = await cpuSeconds(scenario.pid);
   const perRequestMs = (spent: number) =>
     Math.round((spent * 1000 * 100) / Math.max(1, result.requests.total)) / 100;
   return {
@@ -193,6 +201,102 @@ async function inParallel<T>(items: T[], concurrency: number, work: (item: T) =>
   await Promise.all(Array.from({ length: concurrency }, worker));
 }
 
+/**
+ * The issue's targets as ratios, each taken within a round (our scenario and its ceiling minutes apart at
+ * most) and reported as the median over the rounds; CPU per refresh as the median round's.
+ */
+function floorRatios(runs: Map<string, Figure[]>): FloorRatio[] {
+  const find = (prefix: string) => [...runs].find(([name]) => name.startsWith(prefix))?.[1];
+  const rows: FloorRatio[] = [];
+  const perRound = (ours: Figure[], ceiling: Figure[]) =>
+    ours.map((figure, round) => figure.requestsPerSecond / ceiling[round]!.requestsPerSecond);
+  const describe = (ours: Figure[], ceiling: Figure[], ratios: number[]) =>
+    `${formatNumber(medianOf(ours.map((f) => f.requestsPerSecond)))} vs ${formatNumber(medianOf(ceiling.map((f) => f.requestsPerSecond)))} req/s; rounds ${ratios.map((ratio) => ratio.toFixed(2)).join(' / ')}`;
+  const clientCredentials = find('client_credentials');
+  const bareClientCredentials = find('bare oidc-provider, client_credentials');
+  if (clientCredentials && bareClientCredentials) {
+    const ratios = perRound(clientCredentials, bareClientCredentials);
+    rows.push(
+      atLeast(
+        'client_credentials ÷ bare engine',
+        medianOf(ratios),
+        0.9,
+        describe(clientCredentials, bareClientCredentials, ratios),
+      ),
+    );
+  }
+  const introspection = find('introspection');
+  if (introspection && bareClientCredentials) {
+    const ratios = perRound(introspection, bareClientCredentials);
+    rows.push(
+      atLeast(
+        'introspection ÷ bare engine client_credentials',
+        medianOf(ratios),
+        5,
+        describe(introspection, bareClientCredentials, ratios),
+      ),
+    );
+  }
+  const refresh = find('refresh_token');
+  const bareRefresh = find('bare oidc-provider, refresh_token');
+  if (refresh && bareRefresh) {
+    const ratios = perRound(refresh, bareRefresh);
+    rows.push(
+      atLeast(
+        'refresh_token ÷ bare engine refresh',
+        medianOf(ratios),
+        0.5,
+        describe(refresh, bareRefresh, ratios),
+      ),
+    );
+  }
+  if (refresh) {
+    const cpu = refresh.map((figure) => figure.serverCpuMs + figure.databaseCpuMs);
+    const middle = refresh[cpu.indexOf([...cpu].sort((a, b) => a - b)[Math.floor(cpu.length / 2)]!)]!;
+    rows.push(
+      atMost(
+        'CPU per refresh, server + PostgreSQL',
+        medianOf(cpu),
+        1.5,
+        `${middle.serverCpuMs} + ${middle.databaseCpuMs} ms (median round); rounds ${cpu.map((value) => value.toFixed(2)).join(' / ')}`,
+        ' ms',
+      ),
+    );
+  }
+  return rows;
+}
+
+/**
+ * One refresh_token request of a pool of chains: takes a chain, and puts it back with its rotated token
+ * when answered (a chain is never in two requests at once; a failed one is dropped).
+ */
+function refreshRequest(chains: { clientId: string; refreshToken: string }[]): AutocannonRequest {
+  const form = { 'content-type': 'application/x-www-form-urlencoded' };
+  return {
+    method: 'POST',
+    setupRequest: (request, context) => {
+      const chain = chains.shift();
+      if (!chain) return request;
+      (context as { clientId?: string }).clientId = chain.clientId;
+      return {
+        ...request,
+        headers: form,
+        body: new URLSearchParams({
+          grant_type: 'refresh_token',
+          client_id: chain.clientId,
+          refresh_token: chain.refreshToken,
+        }).toString(),
+      };
+    },
+    onResponse: (status, body, context) => {
+      if (status === 200) {
+        const { refresh_token: refreshToken } = JSON.parse(body) as { refresh_token: string };
+        chains.push({ clientId: String((context as { clientId?: string }).clientId), refreshToken });
+      }
+    },
+  };
+}
+
 async function main() {
   const database = `idp_bench_${process.pid}`;
   const admin = knex({ client: 'pg', connection: adminUrl, pool: { min: 0, max: 1 } });
@@ -201,6 +305,13 @@ async function main() {
   benchUrl.pathname = `/${database}`;
   const handle = await openDatabase({ databaseUrl: benchUrl.toString(), poolMax: 4 });
   await migrateToLatest(handle.db);
+  benchBackendPids = async () => {
+    const { rows } = await admin.raw<{ rows: { pid: number }[] }>(
+      'select pid from pg_stat_activity where datname = ? and pid <> pg_backend_pid()',
+      [database],
+    );
+    return rows.map((row) => String(row.pid));
+  };
 
   const port = 3900 + (process.pid % 50);
   const issuer = `http://127.0.0.1:${port}`;
@@ -274,6 +385,13 @@ async function main() {
       chains.push({ clientId: client.clientId, refreshToken: tokens.refresh_token! });
       userAccessToken = tokens.access_token;
     });
+
+    // The bare engine has no rate limit: a chain per connection suffices (one request in flight each).
+    const minted = await fetch(`http://127.0.0.1:${barePort}/bench/refresh-tokens?count=${connections * 2}`);
+    const bareChains = ((await minted.json()) as string[]).map((refreshToken) => ({
+      clientId: 'bench-app',
+      refreshToken,
+    }));
 
     // The tables were empty a minute ago: without fresh statistics the planner picks plans for empty
     // tables (a scan of every Grant instead of the primary key). Autovacuum would analyze them soon.
@@ -351,43 +469,25 @@ async function main() {
       },
       {
         name: 'refresh_token grant (POST /oauth/token)',
-        target: '500 req/s',
+        target: '500 req/s; ≤ 1.5 ms CPU and ≥ 0.5 × bare',
         url: `${issuer}/oauth/token`,
-        requests: [
-          {
-            method: 'POST',
-            setupRequest: (request, context) => {
-              const chain = chains.shift();
-              if (!chain) return request;
-              (context as { clientId?: string }).clientId = chain.clientId;
-              return {
-                ...request,
-                headers: form,
-                body: new URLSearchParams({
-                  grant_type: 'refresh_token',
-                  client_id: chain.clientId,
-                  refresh_token: chain.refreshToken,
-                }).toString(),
-              };
-            },
-            onResponse: (status, body, context) => {
-              if (status === 200) {
-                const { refresh_token: refreshToken } = JSON.parse(body) as { refresh_token: string };
-                chains.push({ clientId: String((context as { clientId?: string }).clientId), refreshToken });
-              }
-            },
-          },
-        ],
+        requests: [refreshRequest(chains)],
         pid: server.pid!,
+      },
+      {
+        name: 'bare oidc-provider, refresh_token (ceiling)',
+        target: '',
+        url: `http://127.0.0.1:${barePort}/token`,
+        requests: [refreshRequest(bareChains)],
+        pid: bare.pid!,
       },
     ];
 
     // The machine is a small VM whose speed drifts from minute to minute: every scenario runs in each
-    // of several rounds, and the medians are reported. The bare engine runs right after our
-    // client_credentials, and the ratio to this ceiling is taken within each round.
+    // of several rounds, and the medians are reported. Each bare-engine scenario runs right after ours,
+    // and the ratio to this ceiling is taken within each round.
     const chosen = scenarios.filter((candidate) => selected(candidate.name));
     const runs = new Map<string, Figure[]>(chosen.map((scenario) => [scenario.name, []]));
-    const ratios: number[] = [];
     // Two seconds of each scenario first, not measured (the chains are sized for these too).
     for (const scenario of chosen) await drive(scenario, 2);
     for (let round = 1; round <= rounds; round++) {
@@ -395,9 +495,6 @@ async function main() {
         console.error(`round ${round}/${rounds}: ${scenario.name}`);
         runs.get(scenario.name)!.push(await drive(scenario));
       }
-      const ours = runs.get(chosen.find((s) => s.name.startsWith('client_credentials'))?.name ?? '')?.at(-1);
-      const bareRun = runs.get(chosen.find((s) => s.name.startsWith('bare'))?.name ?? '')?.at(-1);
-      if (ours && bareRun) ratios.push(ours.requestsPerSecond / bareRun.requestsPerSecond);
     }
     const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
@@ -419,11 +516,7 @@ async function main() {
         `| ${scenario.name} | ${scenario.target} | ${middle.requestsPerSecond} | ${figures.map((f) => f.requestsPerSecond).join(' / ')} | ${middle.p50} | ${middle.p99} | ${figures.reduce((sum, f) => sum + f.errors, 0)} | ${Math.max(...figures.map((f) => f.peakRssMb))} | ${middle.serverCpuMs} + ${middle.databaseCpuMs} |`,
       );
     }
-    if (ratios.length > 0) {
-      console.log(
-        `\nclient_credentials / bare engine, per round: ${ratios.map((ratio) => ratio.toFixed(2)).join(' / ')} (median ${median(ratios).toFixed(2)})`,
-      );
-    }
+    reportRatios(floorRatios(runs));
   } finally {
     server.kill('SIGINT');
     bare.kill('SIGTERM');

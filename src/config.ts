@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { brandFrom, brandSettings, type Brand } from './brand.js';
+import { oauthProviderListSchema } from './identity/federation/oauth-provider-config.js';
 
 /**
  * The service's whole configuration, read from environment variables once at start.
@@ -129,6 +130,26 @@ export const environmentSchema = z.object({
   /** The client-credentials client management reads crm's snapshots with (service:crm.* scopes). */
   CRM_CLIENT_ID: z.preprocess(emptyAsUndefined, z.string().max(100).optional()),
   CRM_CLIENT_SECRET: z.preprocess(emptyAsUndefined, z.string().optional()),
+  /**
+   * Third-party identity providers (plugin kind oauth_provider): a JSON array of provider
+   * configurations, e.g. [{"id":"google","preset":"google","clientId":"...","clientSecret":"..."}]
+   * (docs/federation.md).
+   */
+  FEDERATION_PROVIDERS: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .transform((value, context) => {
+        try {
+          return JSON.parse(value) as unknown;
+        } catch {
+          context.addIssue({ code: 'custom', message: 'must be a JSON array of provider configurations' });
+          return z.NEVER;
+        }
+      })
+      .pipe(oauthProviderListSchema)
+      .default([]),
+  ),
   /** Consume crm's events in this process (default true). */
   CRM_CONSUMER: z.preprocess(emptyAsUndefined, booleanFlag.default(true)),
   /** JetStream stream of the management domain: crm's events and management's alerts (created when missing). */
@@ -184,6 +205,8 @@ export interface Config {
   sessions: { idleTimeoutSeconds: number; reauthenticationMaxAgeSeconds: number };
   /** What the pages show of the product (BRAND_*). */
   brand?: Brand;
+  /** Third-party identity providers from FEDERATION_PROVIDERS (docs/federation.md). */
+  oauthProviders: Environment['FEDERATION_PROVIDERS'];
   crm: {
     baseUrl: string | undefined;
     clientId: string | undefined;
@@ -195,7 +218,13 @@ export interface Config {
 }
 
 /** Variables whose values never appear in an error message. */
-const secretVariables = new Set(['COOKIE_KEYS', 'SMTP_URL', 'SMS_WEBHOOK_SECRET', 'CRM_CLIENT_SECRET']);
+const secretVariables = new Set([
+  'COOKIE_KEYS',
+  'SMTP_URL',
+  'SMS_WEBHOOK_SECRET',
+  'CRM_CLIENT_SECRET',
+  'FEDERATION_PROVIDERS',
+]);
 
 export class ConfigError extends Error {
   constructor(
@@ -278,6 +307,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       reauthenticationMaxAgeSeconds: environment.REAUTH_WINDOW_MINUTES * 60,
     },
     brand: brandFrom(environment),
+    oauthProviders: environment.FEDERATION_PROVIDERS,
     crm: {
       baseUrl: environment.CRM_BASE_URL?.replace(/\/+$/, ''),
       clientId: environment.CRM_CLIENT_ID,

@@ -7,6 +7,7 @@ import type { Config } from './config.js';
 import { openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { createEventBus } from './events/create-event-bus.js';
+import { resolveSecrets } from './keys/development-secrets.js';
 import type { Logger } from './logger.js';
 import { createIdentityService } from './service.js';
 
@@ -29,6 +30,9 @@ export async function runService(config: Config, logger: Logger, workerIndex?: n
       throw error;
     }
   }
+  // Outside production a first start generates keys (RSA, on the thread pool): beside the database's start.
+  const secrets = resolveSecrets(config, logger);
+  secrets.catch(() => {}); // awaited below; a failure to open the database comes first
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     poolMax: config.databasePoolMax,
@@ -46,6 +50,7 @@ export async function runService(config: Config, logger: Logger, workerIndex?: n
     config,
     database,
     logger,
+    secrets: await secrets,
     backgroundJobs: runsMachineJobs,
     relayEvents: runsMachineJobs,
     eventBus:

@@ -21,6 +21,9 @@ import { createIdentityApi, identityApiPrefix } from './identity/api/identity-ap
 import { savedAccountRoutes } from './identity/api/saved-account-routes.js';
 import { securitySessionRoutes } from './identity/api/security-session-routes.js';
 import { AuthFlowEngine } from './identity/auth-flow/flow-engine.js';
+import { Federation } from './identity/federation/federation-routes.js';
+import type { OAuthProviderConfig } from './identity/federation/oauth-provider-config.js';
+import { OAuthProviderRegistry } from './identity/federation/oauth-provider-registry.js';
 import { StepRegistry } from './identity/auth-flow/step-registry.js';
 import { consentStep } from './identity/auth-flow/steps/consent.js';
 import { createMfaSetupStep } from './identity/auth-flow/steps/mfa-setup.js';
@@ -44,6 +47,7 @@ import { verificationRoutes } from './identity/api/verification-routes.js';
 import { createOtpCodeStep } from './identity/auth-flow/steps/otp-code.js';
 import { createRegistrationCodeStep } from './identity/auth-flow/steps/otp-code-registration.js';
 import { passwordRegistrationStep } from './identity/auth-flow/steps/password-registration.js';
+import { profileStep } from './identity/auth-flow/steps/profile.js';
 import { phoneEmailRegistrationStep } from './identity/auth-flow/steps/phone-email-registration.js';
 import { createAccountFinisher } from './identity/registration/create-account.js';
 import { resetPasswordPageRoutes } from './identity/pages/reset-password-page.js';
@@ -67,6 +71,10 @@ import { SecurityNotifications } from './identity/notifications/security-notific
 import { createLogger, type Logger } from './logger.js';
 import { clientRegistrationRoutes } from './oidc/actions/client-registration.js';
 import { consentRoutes } from './oidc/actions/consents.js';
+import { ssoOtcRoutes } from './oidc/actions/sso-otc.js';
+import { ssoInboundRoutes } from './oidc/actions/sso-inbound.js';
+import { inboundLoginPageRoutes } from './oidc/actions/inbound-login-page.js';
+import { inboundLoginRoutes } from './identity/api/inbound-login-routes.js';
 import { discoveryRoutes } from './oidc/actions/discovery.js';
 import { endSessionRoutes } from './oidc/actions/end-session.js';
 import { interactionRoutes } from './oidc/actions/interaction.js';
@@ -81,6 +89,7 @@ import { RevokedGrants } from './oidc/revoked-grants.js';
 import { engineAnswerCorrections } from './oidc/engine-answer-corrections.js';
 import { oauthErrorAnswer } from './oidc/oauth-error.js';
 import { createManagement, type Management } from './management/management.js';
+import { createAdmin } from './admin/admin.js';
 import { platformEvents, platformProducer, type PlatformEvents } from './platform/events/platform-events.js';
 import { createPlatform, type Platform } from './platform/platform.js';
 import type { TokenVerification } from './tokens/principal.js';
@@ -92,7 +101,7 @@ const engineOnlyPaths = new Set<string>([
 ]);
 
 /** Where errors are JSON: our APIs ({ error, message }) and the OAuth endpoints called by programs. */
-const jsonApiPrefixes = ['/api/', '/oauth/clients/', '/oauth/consents/'];
+const jsonApiPrefixes = ['/api/', '/oauth/clients/', '/oauth/consents/', '/oauth/sso/'];
 const oauthJsonPaths = new Set<string>([
   oauthRoutes.token,
   oauthRoutes.introspection,
@@ -118,6 +127,8 @@ export interface IdentityServiceOptions {
   eventBus?: EventBus;
   /** Publish the event outbox from this process (default true; one worker of a cluster does). */
   relayEvents?: boolean;
+  /** Third-party identity providers (oauth_provider plugins), instead of FEDERATION_PROVIDERS. */
+  oauthProviders?: OAuthProviderConfig[];
 }
 
 export interface IdentityService {
@@ -131,6 +142,8 @@ export interface IdentityService {
   steps: StepRegistry;
   /** The kinds of sign-in method (auth_method plugins). */
   authMethods: AuthMethodRegistry;
+  /** The third-party identity providers (oauth_provider plugins). */
+  oauthProviders: OAuthProviderRegistry;
   rateLimits: RateLimits;
   /** Routes every outgoing message (codes, links) to the transport that can deliver it. */
   transports: TransportRegistry;
@@ -241,10 +254,23 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     .register(createMfaSetupStep(authMethods))
     .register(phoneEmailRegistrationStep)
     .register(createRegistrationCodeStep({ transports, rateLimits, logger }))
-    .register(passwordRegistrationStep);
+    .register(passwordRegistrationStep)
+    .register(profileStep);
   const flows = new AuthFlowEngine(db, clock, steps, new StoredFunnels(db), {
     planner: new UserFunnelPlanner(authMethods),
     finishers: { registration: createAccountFinisher(authMethods) },
+  });
+  const oauthProviders = new OAuthProviderRegistry();
+  for (const provider of options.oauthProviders ?? config.oauthProviders) oauthProviders.register(provider);
+  const federation = new Federation({
+    provider,
+    db,
+    clock,
+    registry: oauthProviders,
+    messages: Messages.load(),
+    notifications,
+    logger,
+    issuer: config.issuer,
   });
   const signing: MainAuthSigning = { key: mainAuthKey, issuer: config.issuer, audience: config.apiAudience };
   await prepareDecoyHash();
@@ -309,8 +335,12 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     }),
     endSessionRoutes({ db, clock, keySet, issuer: config.issuer }),
     consentRoutes({ db, clock, signedIn, logger }),
+    ssoOtcRoutes({ db, clock, rateLimits, signedIn, logger }),
+    ssoInboundRoutes({ db, clock, provider, tokenVerification, logger }),
+    inboundLoginPageRoutes(),
     clientRegistrationRoutes({ db, clock, tokenVerification, recentAuthentication, logger }),
     singleLogoutPageRoutes(),
+    federation.routes(),
     interactionRoutes({
       provider,
       db,
@@ -319,6 +349,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
       rateLimits,
       apiAudience: config.apiAudience,
       notifications,
+      federation,
       logger,
       signing,
       apiPrefix: identityApiPrefix,
@@ -348,6 +379,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
         reauthenticationRoutes({ ...messaging, totp, sessionPolicy }),
         authMethodRoutes({ clock, manager: new AuthMethodManager(db, authMethods, notifications) }),
         savedAccountRoutes({ db, clock }),
+        inboundLoginRoutes({ db, clock, rateLimits, signing, apiPrefix: identityApiPrefix }),
         passwordRoutes(passwordDeps),
         verificationRoutes({ ...messaging, notifications }),
         ...(config.env === 'production'
@@ -359,6 +391,16 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     platform.router,
     management.router,
     management.pages,
+    createAdmin({
+      config,
+      db,
+      clock,
+      logger,
+      tokenVerification,
+      recentAuthentication,
+      steps,
+      authMethods,
+    }).router,
     // Last of our JSON APIs: an unknown path under /api/v2 is a JSON 404, not the engine's.
     jsonNotFound('/api/v2', logger),
   ];
@@ -382,6 +424,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     flows,
     steps,
     authMethods,
+    oauthProviders,
     rateLimits,
     transports,
     developmentMessages,

@@ -5,6 +5,26 @@ import type { CommandResult } from './control-channel.js';
 import { UsageError, type CliCommand, type CommandContext, type OptionValues } from './command.js';
 import { clientsCreateCommand, clientsDisableCommand, clientsListCommand } from './commands/clients.js';
 import {
+  allowedMethodsGetCommand,
+  allowedMethodsSetCommand,
+  funnelsGetCommand,
+  funnelsSetCommand,
+} from './commands/auth-flow-admin.js';
+import {
+  clientsDeleteCommand,
+  clientsEnableCommand,
+  clientsGetCommand,
+  clientsRotateSecretCommand,
+  clientsUpdateCommand,
+} from './commands/client-admin.js';
+import {
+  usersDisableCommand,
+  usersEnableCommand,
+  usersFindCommand,
+  usersRevokeSessionsCommand,
+  usersUnlockCommand,
+} from './commands/user-admin.js';
+import {
   deadLettersListCommand,
   deadLettersReplayCommand,
   deadLettersShowCommand,
@@ -19,6 +39,20 @@ export const commands: CliCommand[] = [
   clientsCreateCommand,
   clientsListCommand,
   clientsDisableCommand,
+  clientsGetCommand,
+  clientsUpdateCommand,
+  clientsEnableCommand,
+  clientsDeleteCommand,
+  clientsRotateSecretCommand,
+  funnelsGetCommand,
+  funnelsSetCommand,
+  allowedMethodsGetCommand,
+  allowedMethodsSetCommand,
+  usersFindCommand,
+  usersDisableCommand,
+  usersEnableCommand,
+  usersUnlockCommand,
+  usersRevokeSessionsCommand,
   keysGenerateCommand,
   deadLettersListCommand,
   deadLettersShowCommand,

@@ -5,6 +5,7 @@ import knex, { type Knex } from 'knex';
 import ClientPGLite from 'knex-pglite';
 import pg from 'pg';
 import type { Logger } from '../logger.js';
+import { seedNewDataDirectory } from './pglite-seed.js';
 
 /** The query builder every repository receives; inside a transaction, pass the `Knex.Transaction`. */
 export type Database = Knex;
@@ -42,6 +43,13 @@ export interface OpenDatabaseOptions {
   /** An already-open PGlite instance (tests load a migrated snapshot into one). */
   pglite?: PGlite;
 }
+
+/**
+ * PostgreSQL's memory inside PGlite's WebAssembly memory, which never shrinks: the defaults are sized
+ * for a server (shared_buffers 128 MB), while the embedded database of one service holds a few
+ * megabytes of hot rows. 16 MB of buffers keep every table and index of a small installation cached.
+ */
+const pgliteMemorySettings = ['-c', 'shared_buffers=16MB'];
 
 /**
  * knex-pglite labels a delete's result 'DEL' instead of 'DELETE', so knex hands back the raw result
@@ -93,7 +101,11 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     if (options.pgliteDataDir) {
       await fs.mkdir(path.dirname(options.pgliteDataDir), { recursive: true });
     }
-    pglite = await PGlite.create(options.pgliteDataDir);
+    if (options.pgliteDataDir) await seedNewDataDirectory(options.pgliteDataDir);
+    pglite = await PGlite.create({
+      dataDir: options.pgliteDataDir,
+      startParams: [...PGlite.defaultStartParams, ...pgliteMemorySettings],
+    });
   }
   const db = knex({ client: PGliteClient as unknown as typeof knex.Client, connection: { pglite } as never });
   await db.raw('select 1');

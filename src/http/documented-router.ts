@@ -2,11 +2,16 @@ import type Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import { z } from 'zod';
 import type { Logger } from '../logger.js';
+import { ApiError } from './api-error.js';
 import { jsonApiRouter } from './json-api.js';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
-export interface OperationSpec<Body extends z.ZodType = z.ZodType> {
+export interface OperationSpec<
+  Body extends z.ZodType = z.ZodType,
+  Query extends z.ZodObject = z.ZodObject,
+  Params extends z.ZodObject = z.ZodObject,
+> {
   method: Method;
   /** Path below the router's prefix, koa style (`/sessions/:id`). */
   path: string;
@@ -21,15 +26,31 @@ export interface OperationSpec<Body extends z.ZodType = z.ZodType> {
   reauthentication?: true;
   /** JSON request body schema; the handler receives the parsed value. */
   body?: Body;
-  query?: z.ZodObject;
+  /**
+   * Query string and path parameters: parsed before the handler (bad values are a 400 in the JSON
+   * error body) and documented as the operation's parameters. Query values arrive as strings (or
+   * arrays when repeated): use z.coerce for numbers and booleans.
+   */
+  query?: Query;
+  params?: Params;
   /** Status → description and (JSON) schema of the answer. Error statuses use the common error body. */
   responses: Record<number, { description: string; schema?: z.ZodType }>;
 }
 
-export type OperationHandler<Body extends z.ZodType> = (
-  ctx: Context,
-  body: z.infer<Body>,
-) => Promise<void> | void;
+/** The parsed query and path parameters of an operation (empty objects when it declares none). */
+export interface OperationInput<
+  Query extends z.ZodObject = z.ZodObject,
+  Params extends z.ZodObject = z.ZodObject,
+> {
+  query: z.infer<Query>;
+  params: z.infer<Params>;
+}
+
+export type OperationHandler<
+  Body extends z.ZodType,
+  Query extends z.ZodObject = z.ZodObject,
+  Params extends z.ZodObject = z.ZodObject,
+> = (ctx: Context, body: z.infer<Body>, input: OperationInput<Query, Params>) => Promise<void> | void;
 
 const errorBodySchema = z
   .object({
@@ -65,17 +86,24 @@ export class DocumentedRouter {
     this.router = jsonApiRouter(prefix, logger);
   }
 
-  add<Body extends z.ZodType>(
-    spec: OperationSpec<Body>,
-    ...stack: [...Middleware[], OperationHandler<Body>]
+  add<
+    Body extends z.ZodType,
+    Query extends z.ZodObject = z.ZodObject,
+    Params extends z.ZodObject = z.ZodObject,
+  >(
+    spec: OperationSpec<Body, Query, Params>,
+    ...stack: [...Middleware[], OperationHandler<Body, Query, Params>]
   ): this {
     this.#operations.push(spec as unknown as OperationSpec);
-    const handler = stack.pop() as OperationHandler<Body>;
+    const handler = stack.pop() as OperationHandler<Body, Query, Params>;
     const guards = [...this.#declaredGuardsOf(spec), ...(stack as Middleware[])];
     this.router[spec.method](spec.path, ...guards, async (ctx) => {
+      const input = {
+        query: spec.query ? parseInput(spec.query, ctx.query, 'query') : {},
+        params: spec.params ? parseInput(spec.params, ctx.params, 'path') : {},
+      } as OperationInput<Query, Params>;
       const body = spec.body ? spec.body.parse(ctx.request.body ?? {}) : undefined;
-      if (spec.query) spec.query.parse(ctx.query);
-      await handler(ctx as Context, body as z.infer<Body>);
+      await handler(ctx as Context, body as z.infer<Body>, input);
     });
     return this;
   }
@@ -106,12 +134,27 @@ export class DocumentedRouter {
     const paths: Record<string, Record<string, unknown>> = {};
     for (const operation of this.#operations) {
       const path = operation.path.replace(/:([A-Za-z_]+)/g, '{$1}');
-      const parameters = [...operation.path.matchAll(/:([A-Za-z_]+)/g)].map((match) => ({
-        name: match[1],
-        in: 'path',
-        required: true,
-        schema: { type: 'string' },
-      }));
+      const declaredParams = operation.params?.shape ?? {};
+      const parameters = [
+        ...[...operation.path.matchAll(/:([A-Za-z_]+)/g)].map((match) => {
+          const declared = declaredParams[match[1]!] as z.ZodType | undefined;
+          return {
+            name: match[1],
+            in: 'path',
+            required: true,
+            schema: declared ? toSchema(declared, 'input') : { type: 'string' },
+          };
+        }),
+        ...Object.entries((operation.query?.shape ?? {}) as Record<string, z.ZodType>).map(
+          ([name, schema]) => ({
+            name,
+            in: 'query',
+            required: !schema.safeParse(undefined).success,
+            ...(schema.description ? { description: schema.description } : {}),
+            schema: toSchema(schema, 'input'),
+          }),
+        ),
+      ];
       const responses = Object.fromEntries(
         Object.entries(operation.responses).map(([status, response]) => {
           const schema = response.schema ?? (Number(status) >= 400 ? errorBodySchema : undefined);
@@ -157,4 +200,19 @@ export class DocumentedRouter {
       },
     };
   }
+}
+
+/**
+ * Parses the query or the path parameters; a bad value is a 400 invalid_request whose details name
+ * the parameter (`query.limit`, `path.clientId`), in the JSON error body.
+ */
+function parseInput(schema: z.ZodObject, values: unknown, where: 'query' | 'path'): Record<string, unknown> {
+  const parsed = schema.safeParse(values ?? {});
+  if (parsed.success) return parsed.data as Record<string, unknown>;
+  throw new ApiError(
+    400,
+    'invalid_request',
+    `The request's ${where === 'query' ? 'query string' : 'path'} is not valid.`,
+    parsed.error.issues.map((issue) => ({ path: [where, ...issue.path].join('.'), message: issue.message })),
+  );
 }

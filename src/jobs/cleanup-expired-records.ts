@@ -27,6 +27,8 @@ export const cleanupTasks: CleanupTask[] = [
   // Revoked grants outlive every access token issued from them by then.
   expiredRows('oauth_revoked_grants', (query, now) => query.where('expires_at', '<', now)),
   expiredRows('auth_flow_sessions', (query, now) => query.where('expires_at', '<', now)),
+  // Inbound-login tokens live a minute (docs/inbound-sso.md).
+  expiredRows('inbound_login_tokens', (query, now) => query.where('expires_at', '<', now)),
   expiredRows('rate_limits', (query, now) => query.where('expire', '<', now.getTime())),
   expiredRows('signing_keys', (query, now) =>
     query.where('retired_at', '<', new Date(now.getTime() - retiredKeyPublishedForMs)),

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { z } from 'zod';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
@@ -25,6 +26,12 @@ export function generateRsaPrivateKeyPem(): string {
   return privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
 }
 
+/** The same on libuv's thread pool: a first start makes two keys side by side, beside the database's start. */
+export async function generateRsaPrivateKeyPemInBackground(): Promise<string> {
+  const { privateKey } = await promisify(crypto.generateKeyPair)('rsa', { modulusLength: 2048 });
+  return privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+}
+
 /**
  * Returns the configured secrets. Outside production, a secret that is not configured is generated
  * once into DATA_DIR/development-secrets.json (mode 0600) and reused at the next start, with a warning:
@@ -39,23 +46,33 @@ export async function resolveSecrets(config: Config, logger: Logger): Promise<Se
   const file = path.join(config.dataDir, developmentSecretsFile);
   const stored = await readStoredSecrets(file);
   const generated: string[] = [];
-  const take = <T>(name: string, configured: T | undefined, kept: T | undefined, make: () => T): T => {
+  const take = async <T>(
+    name: string,
+    configured: T | undefined,
+    kept: T | undefined,
+    make: () => Promise<T>,
+  ): Promise<T> => {
     if (configured !== undefined) return configured;
     if (kept !== undefined) return kept;
     generated.push(name);
     return make();
   };
-  const secrets: Secrets = {
-    oidcPrivateKey: take('OIDC_PRIVATE_KEY', oidcPrivateKey, stored.oidcPrivateKey, generateRsaPrivateKeyPem),
-    mainAuthPrivateKey: take(
+  const [oidcKey, mainAuthKey, cookieKeyList] = await Promise.all([
+    take('OIDC_PRIVATE_KEY', oidcPrivateKey, stored.oidcPrivateKey, generateRsaPrivateKeyPemInBackground),
+    take(
       'MAIN_AUTH_PRIVATE_KEY',
       mainAuthPrivateKey,
       stored.mainAuthPrivateKey,
-      generateRsaPrivateKeyPem,
+      generateRsaPrivateKeyPemInBackground,
     ),
-    cookieKeys: take('COOKIE_KEYS', cookieKeys, stored.cookieKeys, () => [
+    take('COOKIE_KEYS', cookieKeys, stored.cookieKeys, async () => [
       crypto.randomBytes(32).toString('base64url'),
     ]),
+  ]);
+  const secrets: Secrets = {
+    oidcPrivateKey: oidcKey,
+    mainAuthPrivateKey: mainAuthKey,
+    cookieKeys: cookieKeyList,
   };
   if (generated.length > 0) {
     await fs.mkdir(config.dataDir, { recursive: true });

@@ -1,4 +1,5 @@
 import type { OAuthClient } from './models/oauth-client.js';
+import { acceptsSsoCodes, ssoCodeGrantType } from './sso/sso-clients.js';
 
 /** Name of our extra client metadata holding the client's allowed scopes (OIDC and service scopes). */
 export const allowedScopesMetadata = 'allowed_scopes';
@@ -20,7 +21,8 @@ export function clientMetadata(client: OAuthClient): Record<string, unknown> {
     ...(client.type === 'confidential'
       ? { client_secret: client.clientSecretHash, token_endpoint_auth_method: 'client_secret_basic' }
       : { token_endpoint_auth_method: 'none' }),
-    grant_types: client.grantTypes,
+    // Clients that take users by inbound-SSO code exchange it as a grant (docs/inbound-sso.md).
+    grant_types: acceptsSsoCodes(client) ? [...client.grantTypes, ssoCodeGrantType] : client.grantTypes,
     response_types: userFlow ? ['code'] : [],
     redirect_uris: client.redirectUris,
     post_logout_redirect_uris: client.postLogoutRedirectUris,

@@ -29,6 +29,7 @@ import {
   userAccessTokenTtlSeconds,
 } from './resource-server.js';
 import { claimsByScope, oidcScopes, splitScope } from './scopes.js';
+import { installSsoCodeGrant } from './sso/sso-code-grant.js';
 
 export const oauthRoutes = {
   authorization: '/oauth/authorize',
@@ -240,6 +241,7 @@ export function createOidcProvider(dependencies: OidcProviderDependencies): {
   provider.proxy = config.trustProxy;
   provider.maxIpsCount = config.trustedProxyHops;
   installClientSecretHashing(provider);
+  installSsoCodeGrant(provider, { db, clock, apiAudience: config.apiAudience });
   const stopClientCache = installClientCache(provider, db, logger);
   provider.on('server_error', (ctx: KoaContextWithOIDC, error: Error) => {
     if (isDatabaseUnavailable(error)) {

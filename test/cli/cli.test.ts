@@ -5,6 +5,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCommand } from '../../src/cli/run-command.js';
+import { systemClock } from '../../src/clock.js';
+import type { DatabaseHandle } from '../../src/db/database.js';
 import { signingKeyFromPem } from '../../src/keys/signing-keys.js';
 import { createTestDatabase, onPostgres } from '../support/database.js';
 import { repositoryRoot, runEntryPoint } from '../support/run-process.js';
@@ -32,10 +35,18 @@ afterAll(() => cleanup?.());
 const idp = (...args: string[]) => runEntryPoint('src/cli/main.ts', args, environment);
 const json = (stdout: string) => JSON.parse(stdout) as Record<string, unknown>;
 
-describe('npm run idp -- <command>', () => {
+describe('npm run idp -- <command> (the command line, in this process)', () => {
+  let database: DatabaseHandle;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterAll(() => database?.close());
+  // What main.ts does after parsing the environment: run the command line against an open database.
+  const run = (...args: string[]) => runCommand(args, async () => ({ db: database.db, clock: systemClock }));
+
   it('creates users, clients, lists and disables them, printing JSON', async () => {
     const email = `admin-${crypto.randomBytes(4).toString('hex')}@example.com`;
-    const user = await idp(
+    const user = await run(
       'users:create',
       '--email',
       email,
@@ -45,10 +56,10 @@ describe('npm run idp -- <command>', () => {
       'super_admin',
     );
     expect(user.stderr).toBe('');
-    expect(user.code).toBe(0);
+    expect(user.exitCode).toBe(0);
     expect(json(user.stdout)).toMatchObject({ email, roles: ['super_admin'] });
 
-    const confidential = await idp(
+    const confidential = await run(
       'clients:create',
       '--name',
       'Backoffice',
@@ -63,7 +74,7 @@ describe('npm run idp -- <command>', () => {
       '--scope',
       'profile email',
     );
-    expect(confidential.code).toBe(0);
+    expect(confidential.exitCode).toBe(0);
     const created = json(confidential.stdout);
     expect(created).toMatchObject({
       name: 'Backoffice',
@@ -74,7 +85,7 @@ describe('npm run idp -- <command>', () => {
     });
     expect(String(created.client_secret).length).toBeGreaterThanOrEqual(43);
 
-    const service = await idp(
+    const service = await run(
       'clients:create',
       '--name',
       'CRM reader',
@@ -85,19 +96,19 @@ describe('npm run idp -- <command>', () => {
       '--scope',
       'service:crm.aggregates.read',
     );
-    expect(service.code).toBe(0);
+    expect(service.exitCode).toBe(0);
 
-    const list = await idp('clients:list');
-    expect(list.code).toBe(0);
+    const list = await run('clients:list');
+    expect(list.exitCode).toBe(0);
     expect(list.stdout).not.toContain(String(created.client_secret));
     expect(list.stdout).not.toContain('secret');
     const clients = JSON.parse(list.stdout) as { client_id: string }[];
     expect(clients.map((client) => client.client_id)).toContain(created.client_id);
 
-    const disabled = await idp('clients:disable', '--client-id', String(created.client_id));
-    expect(disabled.code).toBe(0);
+    const disabled = await run('clients:disable', '--client-id', String(created.client_id));
+    expect(disabled.exitCode).toBe(0);
     expect(json(disabled.stdout)).toEqual({ client_id: created.client_id, is_active: false });
-  }, 120_000);
+  });
 
   it.each([
     [
@@ -148,24 +159,43 @@ describe('npm run idp -- <command>', () => {
     [['clients:disable', '--client-id', 'nobody'], /no client with client_id nobody/],
     [['clients:list', '--bogus'], /Unknown option '--bogus'/],
     [['frobnicate'], /unknown command frobnicate/],
-  ])(
-    'refuses bad input %j with exit code 2 and a message',
-    async (args, message) => {
-      const result = await idp(...args);
-      expect(result.code).toBe(2);
-      expect(result.stdout).toBe('');
-      expect(result.stderr).toMatch(message);
-    },
-    60_000,
-  );
+  ])('refuses bad input %j with exit code 2 and a message', async (args, message) => {
+    const result = await run(...args);
+    expect(result.exitCode).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(message);
+  });
 
   it('generates an RSA-2048 private key the service accepts', async () => {
-    const result = await idp('keys:generate');
-    expect(result.code).toBe(0);
+    const result = await run('keys:generate');
+    expect(result.exitCode).toBe(0);
     const { private_key_pem: pem, kid } = json(result.stdout) as { private_key_pem: string; kid: string };
     const key = await signingKeyFromPem(pem, 'oidc');
     expect(key.kid).toBe(kid);
     expect(key.privateKey.asymmetricKeyDetails?.modulusLength).toBe(2048);
+  });
+});
+
+describe('npm run idp -- <command> (as a process)', () => {
+  it('opens and migrates the configured database, prints JSON and exits 0', async () => {
+    const email = `process-${crypto.randomBytes(4).toString('hex')}@example.com`;
+    // The first start creates the embedded database and runs every migration: the slow one.
+    const user = await runEntryPoint(
+      'src/cli/main.ts',
+      ['users:create', '--email', email, '--password', 'a long passphrase'],
+      environment,
+      110_000,
+    );
+    expect(user.stderr).toBe('');
+    expect(user.code).toBe(0);
+    expect(json(user.stdout)).toMatchObject({ email, roles: [] });
+  }, 120_000);
+
+  it('exits 2 with the message on stderr and nothing on stdout for bad input', async () => {
+    const result = await idp('clients:list', '--bogus');
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(/Unknown option '--bogus'/);
   }, 60_000);
 });
 

@@ -4,6 +4,7 @@ import { systemClock, type Clock } from '../../src/clock.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { DatabaseHandle } from '../../src/db/database.js';
 import { generateRsaPrivateKeyPem, type Secrets } from '../../src/keys/development-secrets.js';
+import type { OAuthProviderConfig } from '../../src/identity/federation/oauth-provider-config.js';
 import type { Transport } from '../../src/identity/transports/transport.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import { createIdentityService, type IdentityService } from '../../src/service.js';
@@ -42,6 +43,8 @@ export interface TestServiceOptions {
   port?: number;
   /** Instead of a pino logger at LOG_LEVEL (e.g. one writing to a stream the test reads). */
   logger?: Logger;
+  /** Third-party identity providers (oauth_provider plugins). */
+  oauthProviders?: OAuthProviderConfig[];
 }
 
 /** The service on a real HTTP port of 127.0.0.1, with its own database (a copy of the migrated one). */
@@ -71,6 +74,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     clock: options.clock ?? systemClock,
     secrets: { ...testSecrets(), ...options.secrets },
     ...(options.transports ? { transports: options.transports } : {}),
+    ...(options.oauthProviders ? { oauthProviders: options.oauthProviders } : {}),
   });
   handler = service.app.callback();
   return {

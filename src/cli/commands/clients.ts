@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { adminAuditEventTypes, auditCliChange } from '../../admin/admin-audit.js';
 import {
+  announceClientChange,
   createClient,
   clientView,
   disableClient,
@@ -99,8 +101,13 @@ export const clientsDisableCommand: CliCommand = {
   },
   async run(clientId: string, context) {
     const { db, clock } = context!;
-    if (!(await disableClient(db, clientId, clock.now())))
-      throw new UsageError(`no client with client_id ${clientId}`);
+    await db.transaction(async (trx) => {
+      const now = clock.now();
+      if (!(await disableClient(trx, clientId, now)))
+        throw new UsageError(`no client with client_id ${clientId}`);
+      await auditCliChange(trx, adminAuditEventTypes.clientDisabled, { clientId }, now);
+    });
+    announceClientChange(clientId);
     return { client_id: clientId, is_active: false };
   },
 };

@@ -56,9 +56,20 @@ const stepScreen = z
     fields: z.array(
       z.object({
         name: z.string(),
-        type: z.enum(['text', 'email', 'tel', 'password', 'one-time-code', 'checkbox']),
+        type: z.enum([
+          'text',
+          'email',
+          'tel',
+          'password',
+          'one-time-code',
+          'checkbox',
+          'number',
+          'date',
+          'select',
+        ]),
         label: z.string(),
         required: z.boolean().optional(),
+        options: z.array(z.object({ value: z.string(), label: z.string() })).optional(),
         autocomplete: z.string().optional(),
       }),
     ),

@@ -34,9 +34,11 @@ export interface StepResult {
 /** One input of a step's screen (spec: a plugin step may be delivered as a schema of fields). */
 export interface StepField {
   name: string;
-  type: 'text' | 'email' | 'tel' | 'password' | 'one-time-code' | 'checkbox';
+  type: 'text' | 'email' | 'tel' | 'password' | 'one-time-code' | 'checkbox' | 'number' | 'date' | 'select';
   label: string;
   required?: boolean;
+  /** select: the values to choose from (registration profile fields). */
+  options?: { value: string; label: string }[];
   /** HTML autocomplete hint, e.g. `username`, `current-password`, `one-time-code`. */
   autocomplete?: string;
 }

@@ -8,6 +8,7 @@ import { loadFunnel } from '../auth-flow/funnel-steps.js';
 import type { AuthMethodRegistry } from '../auth-methods/auth-method-plugin.js';
 import { saveUserAuthMethod } from '../auth-methods/user-auth-methods.js';
 import { savePasswordHash } from '../passwords/password-credential.js';
+import { checkRegistrationProfile, saveRegistrationProfile } from '../profile-fields/registration-profile.js';
 import { findUserByIdentifier, insertUser } from '../users/user.js';
 
 export const accountCreatedEvent = 'identity.account.created';
@@ -45,7 +46,10 @@ export function createAccountFinisher(methods: AuthMethodRegistry): FlowFinisher
       throw new ApiError(400, 'password_required', 'Choose a password: it is the only way to sign in here.');
     }
 
+    // Profile fields (user_field_definitions) checked before anything is written.
+    const profile = await checkRegistrationProfile(trx, session.tempData);
     const user = await insertUserOnce(trx, identifier);
+    await saveRegistrationProfile(trx, user.id, profile, now);
     if (typeof passwordHash === 'string') {
       await savePasswordHash(trx, user.id, passwordHash, now);
     } else {

@@ -29,6 +29,7 @@ import type { MainAuthSigning } from '../../identity/sessions/main-auth-tokens.j
 import { setRefreshCookie } from '../../identity/sessions/refresh-cookie.js';
 import { listSavedAccounts, removeSavedAccount } from '../../identity/sessions/saved-accounts.js';
 import type { SecurityNotifications } from '../../identity/notifications/security-notifications.js';
+import type { Federation } from '../../identity/federation/federation-routes.js';
 import { findUserById } from '../../identity/users/user.js';
 import type { Logger } from '../../logger.js';
 import { allowedScopesOf } from '../client-metadata.js';
@@ -47,6 +48,8 @@ export interface InteractionDependencies {
   apiAudience: string;
   /** A sign-in on a device the account never used is announced to the user. */
   notifications: SecurityNotifications;
+  /** Third-party sign-in: the provider buttons, and the link a person agreed to before signing in. */
+  federation?: Federation;
   logger: Logger;
   /** For a sign-in to the service itself (no interaction): the main-auth session and its refresh cookie. */
   signing: MainAuthSigning;
@@ -94,7 +97,7 @@ interface PageRequest {
  * signed, SameSite=Lax interaction cookie, which is also what stops cross-site form posts.
  */
 export function interactionRoutes(deps: InteractionDependencies): Router {
-  const { provider, db, clock, flows, rateLimits, apiAudience, notifications, logger } = deps;
+  const { provider, db, clock, flows, rateLimits, apiAudience, notifications, federation, logger } = deps;
   const router = new Router();
   const forms = bodyParser({ enableTypes: ['form'], formLimit: '16kb' });
 
@@ -221,6 +224,10 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
             removeAction: publicPath(ctx, `/${lang}/auth/saved-accounts/${account.id}/remove`),
           })),
           removeBack: authPagePath(lang, { interaction: page.interaction?.uid, return_to: page.returnTo }),
+          thirdPartySignIn:
+            page.interaction && !registration
+              ? federation?.buttons(ctx, page.interaction.uid, lang)
+              : undefined,
         },
         status,
       );
@@ -366,6 +373,10 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
     }
     if (outcome.status === 'in_progress') return renderStep(ctx, page, outcome);
     if (interaction) {
+      const refusedLink = await federation?.completePendingLink(ctx, interaction.uid, outcome.userId);
+      if (refusedLink) {
+        return federation!.renderError(ctx, refusedLink.error, interaction.uid, page.lang, refusedLink.provider);
+      }
       await rememberDevice(ctx, outcome.userId, outcome.flow === 'login');
       return finish(
         ctx,

@@ -233,3 +233,154 @@ export function clientView(client: OAuthClient) {
 function unique<T extends string>(values: T[]): T[] {
   return [...new Set(values)];
 }
+
+/** A page of clients, newest first, with the number of clients that match. */
+export interface ClientPage {
+  clients: OAuthClient[];
+  total: number;
+}
+
+export interface ClientListQuery {
+  limit: number;
+  offset: number;
+  status?: 'active' | 'disabled' | undefined;
+  /** Part of the name or the client_id, case-insensitive. */
+  search?: string | undefined;
+}
+
+export async function listClientPage(db: Queryable, query: ClientListQuery): Promise<ClientPage> {
+  const matching = () => {
+    const builder = db<OAuthClientRow>('oauth_clients');
+    if (query.status) builder.where({ is_active: query.status === 'active' });
+    if (query.search) {
+      const pattern = `%${query.search.replace(/[\\%_]/g, (character) => `\\${character}`)}%`;
+      builder.where((where) => where.whereILike('name', pattern).orWhereILike('client_id', pattern));
+    }
+    return builder;
+  };
+  const [rows, [counted]] = await Promise.all([
+    matching()
+      .orderBy([{ column: 'created_at', order: 'desc' }, 'id'])
+      .limit(query.limit)
+      .offset(query.offset),
+    matching().select(db.raw('count(*)::int as total')) as unknown as Promise<{ total: number }[]>,
+  ]);
+  return { clients: rows.map(fromRow), total: counted?.total ?? 0 };
+}
+
+/** What an administrator may change of a client; its type, client_id and secret change otherwise. */
+export const clientChangesSchema = z
+  .object({
+    name: z.string(),
+    redirectUris: z.array(z.string()),
+    postLogoutRedirectUris: z.array(z.string()),
+    scopes: z.array(z.string()),
+    grantTypes: z.array(z.enum(grantTypes)),
+  })
+  .partial();
+export type ClientChanges = z.infer<typeof clientChangesSchema>;
+
+/**
+ * Applies changes to a client, checked by the same rules as a new client (the merged result must be a
+ * valid client); returns undefined when there is no such client. A ZodError names the bad fields.
+ */
+export async function updateClient(
+  db: Queryable,
+  clientId: string,
+  changes: ClientChanges,
+  now: Date,
+): Promise<OAuthClient | undefined> {
+  const current = await findClientForUpdate(db, clientId);
+  if (!current) return undefined;
+  const merged = newClientSchema.parse({
+    name: changes.name ?? current.name,
+    type: current.type,
+    redirectUris: changes.redirectUris ?? current.redirectUris,
+    postLogoutRedirectUris: changes.postLogoutRedirectUris ?? current.postLogoutRedirectUris,
+    scopes: changes.scopes ?? current.allowedScopes,
+    grantTypes: changes.grantTypes ?? current.grantTypes,
+    ownerId: current.ownerId,
+    firstParty: current.firstParty,
+  });
+  const unknown = await unknownServicePermissions(db, merged.scopes);
+  if (unknown.length > 0) {
+    throw new ApiError(
+      400,
+      'invalid_client_metadata',
+      `Unknown catalogue permission in ${unknown.join(', ')}.`,
+      {
+        scopes: unknown,
+      },
+    );
+  }
+  const [row] = await db<OAuthClientRow>('oauth_clients')
+    .where({ client_id: clientId })
+    .update(
+      {
+        name: merged.name,
+        redirect_uris: unique(merged.redirectUris),
+        post_logout_redirect_uris: unique(merged.postLogoutRedirectUris),
+        allowed_scopes: unique(merged.scopes),
+        grant_types: unique(merged.grantTypes),
+        updated_at: now,
+      },
+      '*',
+    );
+  clientChanges.emit('change', clientId);
+  return fromRow(row!);
+}
+
+async function findClientForUpdate(db: Queryable, clientId: string): Promise<OAuthClient | undefined> {
+  const row = await db<OAuthClientRow>('oauth_clients').where({ client_id: clientId }).forUpdate().first();
+  return row ? fromRow(row) : undefined;
+}
+
+/** Enables a disabled client again; returns false if unknown. */
+export async function enableClient(db: Queryable, clientId: string, now: Date): Promise<boolean> {
+  const changed = await db('oauth_clients')
+    .where({ client_id: clientId })
+    .update({ is_active: true, updated_at: now });
+  clientChanges.emit('change', clientId);
+  return changed > 0;
+}
+
+/**
+ * Deletes a client with its codes, consents and refresh tokens (the foreign keys cascade); its access
+ * tokens are refused from now on, as their client no longer exists. Returns false if unknown.
+ */
+export async function deleteClient(db: Queryable, clientId: string): Promise<boolean> {
+  const deleted = await db('oauth_clients').where({ client_id: clientId }).delete();
+  clientChanges.emit('change', clientId);
+  return deleted > 0;
+}
+
+/**
+ * Gives a confidential client a new secret (returned once, stored hashed); the old one stops working
+ * at once. Undefined when there is no such client; a public client has no secret to rotate (400).
+ */
+export async function rotateClientSecret(
+  db: Queryable,
+  clientId: string,
+  now: Date,
+): Promise<{ client: OAuthClient; clientSecret: string } | undefined> {
+  const current = await findClientForUpdate(db, clientId);
+  if (!current) return undefined;
+  if (current.type !== 'confidential') {
+    throw new ApiError(400, 'invalid_request', 'A public client has no secret to rotate.');
+  }
+  const clientSecret = randomSecret(32);
+  const [row] = await db<OAuthClientRow>('oauth_clients')
+    .where({ client_id: clientId })
+    .update({ client_secret_hash: hashClientSecret(clientSecret), updated_at: now }, '*');
+  clientChanges.emit('change', clientId);
+  return { client: fromRow(row!), clientSecret };
+}
+
+/**
+ * Tells this process's client caches that a client changed. The model's writers already do, but inside
+ * a transaction a cache could read the old row again before the commit: callers that change clients
+ * in a transaction call this once more after it.
+ */
+export function announceClientChange(clientId: string): void {
+  clientChanges.emit('change', clientId);
+}

@@ -1,0 +1,109 @@
+import { z } from 'zod';
+import type { Clock } from '../../clock.js';
+import type { Database } from '../../db/database.js';
+import { ApiError } from '../../http/api-error.js';
+import { RateLimitExceeded, type RateLimitRule, type RateLimits } from '../../http/rate-limit.js';
+import { requestInfo } from '../../http/request-info.js';
+import { completeSignIn } from '../sessions/complete-sign-in.js';
+import { readDeviceCookie, setDeviceCookie } from '../sessions/device-bindings.js';
+import { redeemInboundLoginToken } from '../sessions/inbound-login-tokens.js';
+import type { MainAuthSigning } from '../sessions/main-auth-tokens.js';
+import { setRefreshCookie } from '../sessions/refresh-cookie.js';
+import type { IdentityRoutes } from './identity-api.js';
+
+/** Tries per IP and minute: a token has 256 bits, this only keeps the endpoint cheap. */
+export const inboundLoginRateLimit: RateLimitRule = {
+  name: 'identity-inbound-login',
+  points: 10,
+  durationSeconds: 60,
+};
+
+const inboundLoginRequest = z
+  .strictObject({ loginToken: z.string().min(1).max(200) })
+  .meta({ id: 'InboundLoginRequest' });
+
+const inboundLoginCompleted = z
+  .object({
+    status: z.literal('completed'),
+    userId: z.uuid(),
+    sessionId: z.uuid(),
+    accessToken: z.string(),
+    tokenType: z.literal('Bearer'),
+    expiresIn: z.number().int(),
+  })
+  .meta({
+    id: 'InboundLoginCompleted',
+    description: 'The refresh token is in the service_id_refresh_token cookie',
+  });
+
+/**
+ * POST /auth/inbound: what /inbound-login.html sends (docs/inbound-sso.md). A one-time login token
+ * from POST /oauth/sso/inbound becomes a main-auth session, exactly as the end of a login: device
+ * binding, saved account, refresh cookie, access token in the body. Used once (one conditional UPDATE
+ * in the same transaction as the session).
+ */
+export function inboundLoginRoutes(deps: {
+  db: Database;
+  clock: Clock;
+  rateLimits: RateLimits;
+  signing: MainAuthSigning;
+  apiPrefix: string;
+}): IdentityRoutes {
+  const { db, clock, rateLimits, signing, apiPrefix } = deps;
+  return (api) => {
+    api.add(
+      {
+        method: 'post',
+        path: '/auth/inbound',
+        summary: 'Sign in with a one-time login token from a first-party service',
+        tags: ['Session'],
+        security: 'none',
+        body: inboundLoginRequest,
+        responses: {
+          200: { description: 'Signed in', schema: inboundLoginCompleted },
+          400: { description: 'Malformed request' },
+          401: { description: 'The token is unknown, expired or used' },
+          429: { description: 'Too many requests (Retry-After)' },
+        },
+      },
+      async (ctx, body) => {
+        const request = requestInfo(ctx);
+        try {
+          await rateLimits.consume(inboundLoginRateLimit, request.ip);
+        } catch (error) {
+          throw error instanceof RateLimitExceeded ? error.toApiError() : error;
+        }
+        const deviceCookie = readDeviceCookie(ctx);
+        const now = clock.now();
+        const tokens = await db.transaction(async (trx) => {
+          const redeemed = await redeemInboundLoginToken(trx, body.loginToken, now);
+          if (!redeemed) return undefined;
+          return completeSignIn(
+            trx,
+            signing,
+            { flow: 'login', userId: redeemed.userId, authMethods: ['sso'], request, deviceCookie },
+            now,
+          );
+        });
+        if (!tokens) {
+          throw new ApiError(
+            401,
+            'invalid_login_token',
+            'This sign-in link is no longer valid. Sign in again.',
+          );
+        }
+        setRefreshCookie(ctx, apiPrefix, tokens.refreshToken.value, tokens.refreshToken.expiresAt, now);
+        if (tokens.newDeviceSecret) setDeviceCookie(ctx, tokens.newDeviceSecret);
+        ctx.set('Cache-Control', 'no-store');
+        ctx.body = {
+          status: 'completed',
+          userId: tokens.session.userId,
+          sessionId: tokens.session.id,
+          accessToken: tokens.accessToken,
+          tokenType: 'Bearer',
+          expiresIn: tokens.expiresIn,
+        } satisfies z.infer<typeof inboundLoginCompleted>;
+      },
+    );
+  };
+}

@@ -1,0 +1,14 @@
+import type { FlowKind } from './flow-session.js';
+
+/**
+ * The step ids the service registers itself, per flow (the composition root, src/service.ts, registers
+ * their implementations; a test keeps the two in step). The CLI checks funnels against these: it runs
+ * without the service, so it can't know a plugin's steps — those are set through the admin API.
+ */
+export const builtInStepIds: Record<FlowKind, readonly string[]> = {
+  login: ['phone-email', 'password', 'otp-code', 'consent', 'totp', 'mfa-setup'],
+  registration: ['phone-email', 'password', 'otp-code', 'consent', 'totp'],
+};
+
+/** The sign-in methods (auth_method slugs) the service ships (src/identity/auth-methods/built-in-methods.ts). */
+export const builtInAuthMethodTypes: readonly string[] = ['password', 'email_otp', 'sms_otp', 'totp'];

@@ -1,0 +1,139 @@
+import type { Knex } from 'knex';
+import type { Queryable } from '../../db/database.js';
+import { auditEventTypes, writeAuditEvent } from '../audit/audit-log.js';
+import type { RequestInfo } from '../auth-flow/step.js';
+import { userAuthMethodFromRow, type UserAuthMethodRow } from '../auth-methods/user-auth-methods.js';
+import { findUserById, findUserByIdentifier, insertUser, type User } from '../users/user.js';
+import { accountCreatedEvent } from '../registration/create-account.js';
+import { FederationError } from './federation-error.js';
+import type { UpstreamIdentity } from './upstream-identity.js';
+
+/** Where a third-party sign-in lands (spec: Account rules 6 and 7). */
+export type FederatedSignIn =
+  | { kind: 'signed_in'; user: User; outcome: 'existing' | 'linked' | 'created' }
+  /** An account has this email or phone but the provider did not vouch for it: the owner must prove it. */
+  | { kind: 'confirm_link'; candidate: User; matchedBy: 'email' | 'phone' };
+
+export async function findLinkedProvider(db: Queryable, providerId: string, subject: string) {
+  const row: UserAuthMethodRow | undefined = await db('user_auth_methods')
+    .where({ type: 'oauth_provider', provider: providerId, external_subject: subject })
+    .first();
+  return row ? userAuthMethodFromRow(row) : undefined;
+}
+
+const usable = (user: User): User => {
+  if (user.status !== 'active') throw new FederationError('account_disabled');
+  return user;
+};
+
+/**
+ * The account rules for a person the provider identified, in the caller's transaction:
+ *
+ * - the provider's subject is already linked → that account;
+ * - the provider vouches for the email (email_verified = true) or phone (phone_number_verified = true)
+ *   of an existing account → the provider is linked to it;
+ * - an existing account has that email or phone but the provider does not vouch for it → nothing is
+ *   written: the person confirms the link by signing in to that account first (`confirm_link`);
+ * - no match → a new account with the provider as its verified method and no password. Only contacts
+ *   the provider vouches for are kept on it (an unconfirmed address could belong to someone else).
+ */
+export async function resolveFederatedSignIn(
+  trx: Knex.Transaction,
+  providerId: string,
+  identity: UpstreamIdentity,
+  request: RequestInfo,
+  now: Date,
+): Promise<FederatedSignIn> {
+  const linked = await findLinkedProvider(trx, providerId, identity.subject);
+  if (linked) {
+    const user = usable((await findUserById(trx, linked.userId))!);
+    await trx('user_auth_methods').where({ id: linked.id }).update({ last_used_at: now });
+    return { kind: 'signed_in', user, outcome: 'existing' };
+  }
+
+  const byEmail = identity.email
+    ? await findUserByIdentifier(trx, { kind: 'email', value: identity.email })
+    : undefined;
+  const byPhone = identity.phone
+    ? await findUserByIdentifier(trx, { kind: 'phone', value: identity.phone })
+    : undefined;
+  const vouched =
+    (byEmail && identity.emailVerified ? byEmail : undefined) ??
+    (byPhone && identity.phoneVerified ? byPhone : undefined);
+  if (vouched) {
+    usable(vouched);
+    await linkProvider(trx, vouched.id, providerId, identity.subject, request, now);
+    return { kind: 'signed_in', user: vouched, outcome: 'linked' };
+  }
+  if (byEmail) return { kind: 'confirm_link', candidate: byEmail, matchedBy: 'email' };
+  if (byPhone) return { kind: 'confirm_link', candidate: byPhone, matchedBy: 'phone' };
+
+  const user = await insertUser(trx, {
+    ...(identity.email && identity.emailVerified ? { email: identity.email, emailVerified: true } : {}),
+    ...(identity.phone && identity.phoneVerified ? { phone: identity.phone, phoneVerified: true } : {}),
+    givenName: identity.givenName,
+    familyName: identity.familyName,
+  });
+  await writeAuditEvent(
+    trx,
+    {
+      type: accountCreatedEvent,
+      userId: user.id,
+      ip: request.ip,
+      userAgent: request.userAgent,
+      details: { provider: providerId, password: false },
+    },
+    now,
+  );
+  await linkProvider(trx, user.id, providerId, identity.subject, request, now);
+  return { kind: 'signed_in', user, outcome: 'created' };
+}
+
+/**
+ * Attaches the provider's subject to the user as a verified, enabled method. A subject already linked
+ * to another account is refused (the unique index on provider + subject also guards a race).
+ */
+export async function linkProvider(
+  trx: Knex.Transaction,
+  userId: string,
+  providerId: string,
+  subject: string,
+  request: RequestInfo,
+  now: Date,
+): Promise<void> {
+  const existing = await findLinkedProvider(trx, providerId, subject);
+  if (existing) {
+    if (existing.userId === userId) return;
+    throw new FederationError('subject_linked_elsewhere');
+  }
+  try {
+    await trx.transaction((savepoint) =>
+      savepoint('user_auth_methods').insert({
+        user_id: userId,
+        type: 'oauth_provider',
+        provider: providerId,
+        external_subject: subject,
+        settings: JSON.stringify({}),
+        is_enabled: true,
+        is_verified: true,
+        last_used_at: now,
+        created_at: now,
+        updated_at: now,
+      }),
+    );
+  } catch (error) {
+    if ((error as { code?: string }).code === '23505') throw new FederationError('subject_linked_elsewhere');
+    throw error;
+  }
+  await writeAuditEvent(
+    trx,
+    {
+      type: auditEventTypes.authMethodAdded,
+      userId,
+      ip: request.ip,
+      userAgent: request.userAgent,
+      details: { method: 'oauth_provider', provider: providerId },
+    },
+    now,
+  );
+}

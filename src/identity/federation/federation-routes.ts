@@ -1,0 +1,320 @@
+import Router from '@koa/router';
+import { bodyParser } from '@koa/bodyparser';
+import type { Context } from 'koa';
+import type { Provider } from 'oidc-provider';
+import { z } from 'zod';
+import type { Clock } from '../../clock.js';
+import { constantTimeEqual } from '../../crypto/digest.js';
+import type { Database } from '../../db/database.js';
+import { publicPath } from '../../http/base-path.js';
+import { renderPage } from '../../http/pages.js';
+import { requestInfo } from '../../http/request-info.js';
+import type { Messages } from '../../i18n/messages.js';
+import type { Logger } from '../../logger.js';
+import { auditEventTypes, writeAuditEvent } from '../audit/audit-log.js';
+import type { SecurityNotifications } from '../notifications/security-notifications.js';
+import { browserNameOf } from '../sessions/browser-name.js';
+import { bindDeviceAtSignIn } from '../sessions/bind-device.js';
+import { readDeviceCookie, setDeviceCookie } from '../sessions/device-bindings.js';
+import type { User } from '../users/user.js';
+import { linkProvider, resolveFederatedSignIn } from './federated-accounts.js';
+import { federationCookies, attemptLifetimeMs, pendingLinkLifetimeMs } from './federation-cookies.js';
+import { FederationError } from './federation-error.js';
+import type { OAuthProvider } from './oauth-provider-config.js';
+import type { OAuthProviderRegistry } from './oauth-provider-registry.js';
+import { UpstreamClient } from './upstream-client.js';
+
+export interface FederationDependencies {
+  provider: Provider;
+  db: Database;
+  clock: Clock;
+  registry: OAuthProviderRegistry;
+  messages: Messages;
+  notifications: SecurityNotifications;
+  logger: Logger;
+  /** Our public origin: the callback address registered at each provider is built from it. */
+  issuer: string;
+}
+
+/** The OIDC `amr` value of a sign-in through a third-party provider (RFC 8176: federated). */
+export const federatedAmr = 'fed';
+
+/** The address each provider sends the browser back to (register it at the provider). */
+export const callbackPathOf = (providerId: string) => `/oauth/providers/${providerId}/callback`;
+const startPathOf = (uid: string, providerId: string) => `/interaction/${uid}/oauth/${providerId}`;
+const linkPathOf = (uid: string) => `/interaction/${uid}/oauth-link`;
+
+const linkDecision = z.object({ decision: z.enum(['link', 'cancel']) });
+
+type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
+
+/**
+ * Sign-in through third-party identity providers (plugin kind oauth_provider) on the OIDC interaction
+ * pages: the buttons, the start (`GET /interaction/:uid/oauth/:provider`), the callback every provider
+ * returns to (`GET /oauth/providers/:provider/callback`), and the confirmation of a link the provider did
+ * not vouch for (`/interaction/:uid/oauth-link`). See docs/federation.md.
+ */
+export class Federation {
+  readonly #clients = new Map<string, UpstreamClient>();
+
+  constructor(private readonly deps: FederationDependencies) {
+    for (const provider of deps.registry.all()) {
+      this.#clients.set(
+        provider.id,
+        new UpstreamClient(provider, `${deps.issuer}${callbackPathOf(provider.id)}`),
+      );
+    }
+  }
+
+  /** The language of our pages: the interaction's ui_locales, then the browser's. */
+  language(ctx: Context, uiLocales?: unknown): string {
+    const requested = typeof uiLocales === 'string' ? uiLocales.split(' ') : [];
+    return this.deps.messages.pick(...requested, ...(ctx.acceptsLanguages() as string[]));
+  }
+
+  /** The login buttons of an interaction page (views/partials/third-party-sign-in.eta). */
+  buttons(ctx: Context, uid: string, language: string) {
+    const { messages } = this.deps;
+    return {
+      or: messages.format(language, 'federation.or'),
+      buttons: this.deps.registry.all().map((provider) => ({
+        id: provider.id,
+        href: publicPath(ctx, startPathOf(uid, provider.id)),
+        label: messages.format(language, 'federation.button', { provider: provider.name }),
+      })),
+    };
+  }
+
+  routes(): Router {
+    const router = new Router();
+    const forms = bodyParser({ enableTypes: ['form'], formLimit: '4kb' });
+
+    router.get('/interaction/:uid/oauth/:provider', async (ctx) => {
+      const interaction = await this.#interaction(ctx);
+      if (!interaction) return this.#fail(ctx, new FederationError('expired_attempt'));
+      const client = this.#clients.get(ctx.params.provider!);
+      const language = this.language(ctx, interaction.params.ui_locales);
+      if (!client)
+        return this.#fail(ctx, new FederationError('unknown_provider'), { uid: interaction.uid, language });
+      try {
+        const { url, checks } = await client.authorizationRequest();
+        federationCookies.setAttempt(ctx, {
+          provider: client.provider.id,
+          ...checks,
+          interactionUid: interaction.uid,
+          expiresAt: this.deps.clock.now().getTime() + attemptLifetimeMs,
+        });
+        ctx.status = 303;
+        ctx.redirect(url.href);
+      } catch (error) {
+        return this.#fail(ctx, error, { uid: interaction.uid, language, provider: client.provider });
+      }
+    });
+
+    router.get('/oauth/providers/:provider/callback', async (ctx) => {
+      const now = this.deps.clock.now();
+      const attempt = federationCookies.readAttempt(ctx, now);
+      federationCookies.clearAttempt(ctx);
+      const client = this.#clients.get(ctx.params.provider!);
+      const language = this.language(ctx);
+      if (!client) return this.#fail(ctx, new FederationError('unknown_provider'), { language });
+      const context = { uid: attempt?.interactionUid, language, provider: client.provider };
+      if (!attempt || attempt.provider !== client.provider.id) {
+        return this.#fail(ctx, new FederationError('expired_attempt'), context);
+      }
+      // The state says which sign-in this answer belongs to: only the one begun in this browser.
+      const state = typeof ctx.query.state === 'string' ? ctx.query.state : '';
+      if (!constantTimeEqual(state, attempt.state)) {
+        return this.#fail(ctx, new FederationError('bad_state'), context);
+      }
+      try {
+        const currentUrl = new URL(ctx.originalUrl, this.deps.issuer);
+        const identity = await client.identify(currentUrl, attempt);
+        const request = requestInfo(ctx);
+        const signedIn = await this.deps.db.transaction(async (trx) => {
+          const outcome = await resolveFederatedSignIn(trx, client.provider.id, identity, request, now);
+          if (outcome.kind !== 'signed_in') return outcome;
+          const device = await bindDeviceAtSignIn(trx, readDeviceCookie(ctx), request, outcome.user.id, now);
+          await this.#auditSignIn(trx, outcome.user.id, client.provider, request, now);
+          return { ...outcome, device };
+        });
+        if (signedIn.kind === 'confirm_link') {
+          federationCookies.setPendingLink(ctx, {
+            provider: client.provider.id,
+            subject: identity.subject,
+            candidateUserId: signedIn.candidate.id,
+            matchedBy: signedIn.matchedBy,
+            interactionUid: attempt.interactionUid,
+            agreed: false,
+            expiresAt: now.getTime() + pendingLinkLifetimeMs,
+          });
+          ctx.status = 303;
+          return ctx.redirect(publicPath(ctx, linkPathOf(attempt.interactionUid)));
+        }
+        if (signedIn.device.newDeviceSecret) setDeviceCookie(ctx, signedIn.device.newDeviceSecret);
+        if (signedIn.device.firstOnDevice && signedIn.outcome !== 'created') {
+          this.#announceNewDevice(signedIn.device.firstOnDevice, ctx, now);
+        }
+        await this.#finishLogin(ctx, attempt.interactionUid, signedIn.user.id);
+      } catch (error) {
+        return this.#fail(ctx, error, context);
+      }
+    });
+
+    router.get('/interaction/:uid/oauth-link', async (ctx) => {
+      const interaction = await this.#interaction(ctx);
+      const now = this.deps.clock.now();
+      const link = interaction && federationCookies.readPendingLink(ctx, interaction.uid, now);
+      if (!interaction || !link) return this.#fail(ctx, new FederationError('expired_attempt'));
+      const language = this.language(ctx, interaction.params.ui_locales);
+      const provider = this.deps.registry.get(link.provider);
+      const name = provider?.name ?? link.provider;
+      const candidate = await this.deps
+        .db('users')
+        .where({ id: link.candidateUserId })
+        .first('email', 'phone');
+      const contact = String((link.matchedBy === 'email' ? candidate?.email : candidate?.phone) ?? '');
+      const { messages } = this.deps;
+      renderPage(ctx, 'federation/confirm-link', {
+        lang: language,
+        title: messages.format(language, 'federation.link.title', { provider: name }),
+        explanation: messages.format(language, `federation.link.${link.matchedBy}`, {
+          provider: name,
+          contact,
+        }),
+        agree: messages.format(language, 'federation.link.agree', { provider: name }),
+        cancel: messages.format(language, 'federation.link.cancel'),
+        action: publicPath(ctx, linkPathOf(interaction.uid)),
+      });
+    });
+
+    router.post('/interaction/:uid/oauth-link', forms, async (ctx) => {
+      const interaction = await this.#interaction(ctx);
+      const now = this.deps.clock.now();
+      const link = interaction && federationCookies.readPendingLink(ctx, interaction.uid, now);
+      if (!interaction || !link) return this.#fail(ctx, new FederationError('expired_attempt'));
+      const { decision } = linkDecision.parse(ctx.request.body);
+      if (decision === 'link') federationCookies.setPendingLink(ctx, { ...link, agreed: true });
+      else federationCookies.clearPendingLink(ctx, interaction.uid);
+      // Either way the person now signs in the usual way; an agreed link is made once they have.
+      ctx.status = 303;
+      ctx.redirect(publicPath(ctx, `/interaction/${interaction.uid}`));
+    });
+
+    return router;
+  }
+
+  /**
+   * Called when the login funnel of an interaction has signed a person in: a link they agreed to is
+   * made now that they proved they own the account (in one transaction; refused when the provider
+   * account was meanwhile linked to another account). Answers the error page to show instead of
+   * finishing, if any.
+   */
+  async completePendingLink(
+    ctx: Context,
+    uid: string,
+    userId: string,
+  ): Promise<{ error: FederationError; provider: string } | undefined> {
+    const now = this.deps.clock.now();
+    const link = federationCookies.readPendingLink(ctx, uid, now);
+    if (!link) return undefined;
+    federationCookies.clearPendingLink(ctx, uid);
+    if (!link.agreed) return undefined;
+    try {
+      await this.deps.db.transaction((trx) =>
+        linkProvider(trx, userId, link.provider, link.subject, requestInfo(ctx), now),
+      );
+      return undefined;
+    } catch (error) {
+      if (error instanceof FederationError) return { error, provider: link.provider };
+      throw error;
+    }
+  }
+
+  /** The error page of a third-party sign-in, in words (en/ru). */
+  renderError(ctx: Context, error: FederationError, uid: string, language: string, providerId?: string) {
+    const provider = providerId ? this.deps.registry.get(providerId) : undefined;
+    return this.#fail(ctx, error, { uid, language, ...(provider ? { provider } : {}) });
+  }
+
+  async #interaction(ctx: Context): Promise<Interaction | undefined> {
+    try {
+      const interaction = await this.deps.provider.interactionDetails(ctx.req, ctx.res);
+      return interaction.uid === ctx.params.uid && interaction.prompt.name === 'login'
+        ? interaction
+        : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async #finishLogin(ctx: Context, uid: string, accountId: string): Promise<void> {
+    const { provider } = this.deps;
+    const interaction = await provider.Interaction.find(uid);
+    if (!interaction || interaction.prompt.name !== 'login') throw new FederationError('expired_attempt');
+    interaction.result = { login: { accountId, amr: [federatedAmr], remember: true } };
+    await interaction.save(interaction.exp - Math.floor(Date.now() / 1000));
+    ctx.status = 303;
+    ctx.redirect(interaction.returnTo);
+  }
+
+  #auditSignIn(
+    trx: Parameters<typeof writeAuditEvent>[0],
+    userId: string,
+    provider: OAuthProvider,
+    request: ReturnType<typeof requestInfo>,
+    now: Date,
+  ) {
+    return writeAuditEvent(
+      trx,
+      {
+        type: auditEventTypes.loginSucceeded,
+        userId,
+        ip: request.ip,
+        userAgent: request.userAgent,
+        details: { method: 'oauth_provider', provider: provider.id },
+      },
+      now,
+    );
+  }
+
+  #announceNewDevice(user: User, ctx: Context, now: Date) {
+    const request = requestInfo(ctx);
+    this.deps.notifications.notify(user, {
+      kind: 'new_device_sign_in',
+      device: browserNameOf(request.userAgent),
+      ip: request.ip,
+      at: now,
+    });
+  }
+
+  #fail(
+    ctx: Context,
+    caught: unknown,
+    context: { uid?: string | undefined; language?: string; provider?: OAuthProvider } = {},
+  ): void {
+    if (!(caught instanceof FederationError)) throw caught;
+    const language = context.language ?? this.language(ctx);
+    const { messages } = this.deps;
+    const providerName = context.provider?.name ?? '—';
+    this.deps.logger.info(
+      { reason: caught.reason, provider: context.provider?.id, detail: caught.message },
+      'third-party sign-in refused',
+    );
+    renderPage(
+      ctx,
+      'federation/error',
+      {
+        lang: language,
+        title: messages.format(language, 'federation.error.title'),
+        error: caught.reason,
+        description: messages.format(language, `federation.error.${caught.reason}`, {
+          provider: providerName,
+        }),
+        again: messages.format(language, 'federation.error.again'),
+        againHref: context.uid ? publicPath(ctx, `/interaction/${context.uid}`) : undefined,
+      },
+      caught.status,
+    );
+  }
+}

@@ -1,0 +1,58 @@
+import { emailSchema, phoneSchema } from '../users/contact.js';
+import type { ClaimMapping } from './oauth-provider-config.js';
+
+/** Who the provider says the person is, in our terms (claim mapping applied). */
+export interface UpstreamIdentity {
+  subject: string;
+  email: string | undefined;
+  emailVerified: boolean;
+  phone: string | undefined;
+  phoneVerified: boolean;
+  givenName: string | undefined;
+  familyName: string | undefined;
+}
+
+function at(claims: Record<string, unknown>, path: string): unknown {
+  let value: unknown = claims;
+  for (const key of path.split('.')) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<string, unknown>)[key];
+  }
+  return value;
+}
+
+const text = (value: unknown): string | undefined =>
+  typeof value === 'string' && value.trim() !== ''
+    ? value.trim()
+    : typeof value === 'number' && Number.isFinite(value)
+      ? String(value)
+      : undefined;
+
+const flag = (claims: Record<string, unknown>, source: string | boolean): boolean =>
+  typeof source === 'boolean' ? source : at(claims, source) === true || at(claims, source) === 'true';
+
+/**
+ * Applies a provider's claim mapping. The subject is what identifies the person at the provider for
+ * good; email and phone are normalised as our users table keeps them (lowercase email, phone digits
+ * in E.164); a malformed one is left out.
+ */
+export function mapUpstreamClaims(
+  claims: Record<string, unknown>,
+  mapping: ClaimMapping,
+): UpstreamIdentity | undefined {
+  const subject = text(at(claims, mapping.subject));
+  if (!subject) return undefined;
+  const email = emailSchema.safeParse(text(at(claims, mapping.email)) ?? '').data;
+  // Some providers give the number without its + (VK ID, Yandex): it is international all the same.
+  const rawPhone = text(at(claims, mapping.phone))?.replace(/^(?!\+)/, '+');
+  const phone = phoneSchema.safeParse(rawPhone ?? '').data;
+  return {
+    subject,
+    email,
+    emailVerified: email !== undefined && flag(claims, mapping.emailVerified),
+    phone,
+    phoneVerified: phone !== undefined && flag(claims, mapping.phoneVerified),
+    givenName: text(at(claims, mapping.givenName)),
+    familyName: text(at(claims, mapping.familyName)),
+  };
+}

@@ -1,0 +1,43 @@
+import { randomSecret, sha256 } from '../../crypto/digest.js';
+import type { Queryable } from '../../db/database.js';
+
+/** Spec: inbound SSO artefacts live 60 seconds. */
+export const inboundLoginTokenLifetimeSeconds = 60;
+
+/** A new one-time login token (256 random bits) for a user, handed out to one client. */
+export async function storeInboundLoginToken(
+  db: Queryable,
+  grant: { userId: string; clientId: string },
+  now: Date,
+): Promise<{ token: string; expiresAt: Date }> {
+  const token = randomSecret(32);
+  const expiresAt = new Date(now.getTime() + inboundLoginTokenLifetimeSeconds * 1000);
+  await db('inbound_login_tokens').insert({
+    token_hash: sha256(token),
+    user_id: grant.userId,
+    client_id: grant.clientId,
+    expires_at: expiresAt,
+    created_at: now,
+  });
+  return { token, expiresAt };
+}
+
+/**
+ * Uses a login token: one conditional UPDATE, so parallel uses of one token sign in once. The token is
+ * looked up by its SHA-256 (it has 256 random bits: nothing about it leaks through the lookup's time).
+ * Undefined when it is unknown, expired or used.
+ */
+export async function redeemInboundLoginToken(
+  db: Queryable,
+  token: string,
+  now: Date,
+): Promise<{ userId: string; clientId: string } | undefined> {
+  const result = await db.raw(
+    `update inbound_login_tokens set used_at = cast(? as timestamptz)
+     where token_hash = ? and used_at is null and expires_at > cast(? as timestamptz)
+     returning user_id, client_id`,
+    [now, sha256(token), now],
+  );
+  const row = (result.rows as { user_id: string; client_id: string }[])[0];
+  return row ? { userId: row.user_id, clientId: row.client_id } : undefined;
+}

@@ -1,0 +1,77 @@
+import type Router from '@koa/router';
+import type { Provider } from 'oidc-provider';
+import { z } from 'zod';
+import type { Clock } from '../../clock.js';
+import type { Database } from '../../db/database.js';
+import { ApiError } from '../../http/api-error.js';
+import { jsonApiRouter } from '../../http/json-api.js';
+import type { Logger } from '../../logger.js';
+import { InvalidAccessTokenError } from '../../tokens/oauth-access-token.js';
+import { confirmStanding, verifySignedToken, type TokenVerification } from '../../tokens/principal.js';
+import { authenticateClientWithBasic } from '../client-authentication.js';
+import { isFirstParty } from '../client-metadata.js';
+import { OAuthError } from '../oauth-error.js';
+import {
+  inboundLoginTokenLifetimeSeconds,
+  storeInboundLoginToken,
+} from '../../identity/sessions/inbound-login-tokens.js';
+
+const inboundRequest = z.strictObject({ access_token: z.string().min(1).max(8192) });
+
+/**
+ * POST /oauth/sso/inbound (docs/inbound-sso.md): a first-party confidential client (HTTP Basic) that
+ * holds a user's access token (issued to that same client, still live) gets a one-time login token for
+ * /inbound-login.html, which signs the person in to this service without a password. 201
+ * { login_token, expires_in, login_url }. The client's secret is what makes a token: a person can't
+ * mint one for their own account and sign someone else's browser in with it (login CSRF).
+ */
+export function ssoInboundRoutes(deps: {
+  db: Database;
+  clock: Clock;
+  provider: Provider;
+  tokenVerification: TokenVerification;
+  logger: Logger;
+}): Router {
+  const router = jsonApiRouter('/oauth/sso', deps.logger);
+  router.post('/inbound', async (ctx) => {
+    const client = await authenticateClientWithBasic(ctx, deps.provider).catch((error: unknown) => {
+      if (error instanceof OAuthError) {
+        throw new ApiError(401, 'invalid_client', error.description, undefined, error.headers);
+      }
+      throw error;
+    });
+    if (!isFirstParty(client as never)) {
+      throw new ApiError(
+        403,
+        'forbidden',
+        'Only a client an administrator marked first-party may sign users in to this service.',
+      );
+    }
+    const body = inboundRequest.parse(ctx.request.body ?? {});
+    let userId: string;
+    try {
+      const principal = await confirmStanding(
+        await verifySignedToken(body.access_token, deps.tokenVerification, ['oauth-user']),
+        deps.tokenVerification,
+      );
+      if (principal.kind !== 'user' || principal.clientId !== client.clientId) {
+        throw new InvalidAccessTokenError('the access token was not issued to this client');
+      }
+      userId = principal.userId;
+    } catch (error) {
+      if (error instanceof InvalidAccessTokenError) {
+        throw new ApiError(400, 'invalid_token', 'The access token is not a live user token of this client.');
+      }
+      throw error;
+    }
+    const now = deps.clock.now();
+    const { token } = await storeInboundLoginToken(deps.db, { userId, clientId: client.clientId }, now);
+    ctx.status = 201;
+    ctx.body = {
+      login_token: token,
+      expires_in: inboundLoginTokenLifetimeSeconds,
+      login_url: `${deps.tokenVerification.issuer}/inbound-login.html#${new URLSearchParams({ login_token: token })}`,
+    };
+  });
+  return router;
+}

@@ -1,0 +1,59 @@
+import type { Clock } from '../../clock.js';
+import type { Database } from '../../db/database.js';
+import { ApiError } from '../../http/api-error.js';
+import { findClient } from '../models/oauth-client.js';
+import { isOidcScope, splitScope } from '../scopes.js';
+import { acceptsSsoCodes } from './sso-clients.js';
+import { storeSsoCode } from './sso-code-records.js';
+import { generateSsoCode, hashSsoCode, ssoCodeLifetimeSeconds } from './sso-code.js';
+
+export interface IssuedSsoCode {
+  code: string;
+  clientId: string;
+  scope: string;
+  expiresAt: Date;
+}
+
+/**
+ * A one-time code for a signed-in user to hand to one named client (POST /oauth/sso/otc). The scopes
+ * asked for are filtered against the client's allowed scopes, as at authorize; `openid` always.
+ * Only the code's SHA-256 is stored, with the user, the client and the scopes; no token exists yet.
+ */
+export async function issueSsoCode(
+  deps: { db: Database; clock: Clock },
+  request: { userId: string; clientId: string; scope: string | undefined; ip: string },
+): Promise<IssuedSsoCode> {
+  const client = await findClient(deps.db, request.clientId);
+  if (!client || !acceptsSsoCodes(client)) {
+    throw new ApiError(
+      400,
+      'invalid_client',
+      'This client does not exist, is disabled, or does not take users by one-time code ' +
+        '(only active confidential clients of the authorization code flow do).',
+    );
+  }
+  const allowed = new Set(client.allowedScopes.filter(isOidcScope));
+  const requested = splitScope(request.scope ?? 'openid');
+  const scope = [...new Set(['openid', ...requested])].filter((item) => allowed.has(item as never));
+  if (!scope.includes('openid')) {
+    throw new ApiError(400, 'invalid_client', 'This client is not allowed the openid scope.');
+  }
+  const now = deps.clock.now();
+  const code = generateSsoCode();
+  const expiresAt = new Date(now.getTime() + ssoCodeLifetimeSeconds * 1000);
+  await deps.db.transaction((trx) =>
+    storeSsoCode(
+      trx,
+      {
+        clientId: client.clientId,
+        userId: request.userId,
+        codeHash: hashSsoCode(code),
+        scope: scope.join(' '),
+        ip: request.ip,
+        expiresAt,
+      },
+      now,
+    ),
+  );
+  return { code, clientId: client.clientId, scope: scope.join(' '), expiresAt };
+}

@@ -1,0 +1,62 @@
+import type { KoaContextWithOIDC, Provider } from 'oidc-provider';
+import { errors } from 'oidc-provider';
+import * as grantHelpers from 'oidc-provider/lib/helpers/grants.js';
+import { issueTokens } from 'oidc-provider/lib/helpers/grant_common.js';
+import type { Clock } from '../../clock.js';
+import type { Database } from '../../db/database.js';
+import { splitScope } from '../scopes.js';
+import { ssoCodeGrantType } from './sso-clients.js';
+import { redeemSsoCode } from './sso-code-records.js';
+
+/**
+ * Registers the inbound-SSO exchange as a grant of the token endpoint, so the engine does what it does
+ * for every grant: client authentication (confidential clients only, see clientMetadata), the per-client
+ * rate limit (client-rate-limits.ts), the answer shape and errors of RFC 6749. The code is redeemed
+ * (single use, constant-time, attempts bounded: sso-code-records.ts); then a Grant is created for the
+ * user and the client with the scopes the user handed over, and the tokens are issued by the engine's
+ * own issueTokens, as for an authorization code: created now, never stored with the code.
+ */
+export function installSsoCodeGrant(
+  provider: Provider,
+  deps: { db: Database; clock: Clock; apiAudience: string },
+): void {
+  const helpers = Object.fromEntries(
+    Object.entries(grantHelpers).map(([name, helper]) => [
+      name,
+      (helper as (...args: unknown[]) => unknown).bind(undefined, provider),
+    ]),
+  );
+  async function exchangeSsoCode(ctx: KoaContextWithOIDC) {
+    const code = ctx.oidc.params!.code;
+    if (typeof code !== 'string' || code === '') {
+      throw new errors.InvalidRequest("missing required parameter 'code'");
+    }
+    const client = ctx.oidc.client!;
+    const redeemed = await redeemSsoCode(deps.db, { clientId: client.clientId, code }, deps.clock.now());
+    if (!redeemed) throw new errors.InvalidGrant('the code is wrong, expired or already used');
+
+    const scopes = splitScope(redeemed.scope);
+    const grant = new provider.Grant({ accountId: redeemed.userId, clientId: client.clientId });
+    grant.addOIDCScope(scopes.join(' '));
+    grant.addResourceScope(deps.apiAudience, scopes.join(' '));
+    const grantId = await grant.save();
+    const source = {
+      accountId: redeemed.userId,
+      grantId,
+      scope: scopes.join(' '),
+      scopes: new Set(scopes),
+      resource: deps.apiAudience,
+      resourceIndicators: new Set([deps.apiAudience]),
+      claims: {},
+      // The user acted (asked for the code) when it was issued; that is this sign-in's time.
+      authTime: Math.floor(redeemed.issuedAt.getTime() / 1000),
+      expiresWithSession: false,
+    };
+    ctx.oidc.entity('Grant', grant);
+    await issueTokens(provider, helpers, ctx, source, grant, {
+      gty: ssoCodeGrantType,
+      entityLabel: 'one-time code',
+    });
+  }
+  provider.registerGrantType(ssoCodeGrantType, exchangeSsoCode, ['code', 'resource'], ['resource']);
+}

@@ -1,0 +1,303 @@
+import crypto from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestClient, createTestUser, uniqueEmail } from '../../support/fixtures.js';
+import { HttpBrowser, pageText, type Page } from '../../support/http-browser.js';
+import {
+  buildAuthorizationRequest,
+  discover,
+  oidc,
+  type AuthorizationRequest,
+} from '../../support/relying-party.js';
+import { startTestService, type TestService } from '../../support/test-service.js';
+import {
+  freePort,
+  startUpstreamProvider,
+  type UpstreamAccount,
+  type UpstreamProvider,
+  type UpstreamScript,
+} from '../../support/upstream-provider.js';
+
+let service: TestService;
+let upstream: UpstreamProvider;
+let forged: UpstreamProvider;
+let rp: oidc.Configuration;
+
+beforeAll(async () => {
+  const port = await freePort();
+  const callback = (id: string) => `http://127.0.0.1:${port}/oauth/providers/${id}/callback`;
+  upstream = await startUpstreamProvider({ redirectUri: callback('upstream') });
+  forged = await startUpstreamProvider({ redirectUri: callback('forged'), forgeJwks: true });
+  const providerConfig = (id: string, at: UpstreamProvider) => ({
+    id,
+    name: id === 'upstream' ? 'Upstream ID' : 'Forged ID',
+    issuer: at.issuer,
+    clientId: at.clientId,
+    clientSecret: at.clientSecret,
+    scopes: ['openid', 'email', 'phone', 'profile'],
+  });
+  service = await startTestService({
+    port,
+    oauthProviders: [providerConfig('upstream', upstream), providerConfig('forged', forged)],
+  });
+  const { client } = await createTestClient(service.service.db);
+  rp = await discover(service.issuer, client.clientId);
+});
+afterAll(async () => {
+  await service?.close();
+  await upstream?.close();
+  await forged?.close();
+});
+
+const db = () => service.service.db;
+const decode = (value: string) => value.replace(/&amp;/g, '&');
+
+function newUpstreamAccount(at: UpstreamProvider, claims: Partial<UpstreamAccount> = {}): UpstreamAccount {
+  return at.addAccount({
+    sub: `upstream-${crypto.randomBytes(6).toString('hex')}`,
+    email: uniqueEmail('federated'),
+    email_verified: true,
+    given_name: 'Ada',
+    family_name: 'Lovelace',
+    ...claims,
+  });
+}
+
+interface UpstreamRound {
+  browser: HttpBrowser;
+  request: AuthorizationRequest;
+  /** Where the upstream sent the browser back to (our callback). */
+  callbackUrl: string;
+}
+
+/** Opens the login page of an authorization request and follows the provider's button to the upstream and back. */
+async function throughUpstream(
+  script: UpstreamScript,
+  options: { providerId?: string; at?: UpstreamProvider; browser?: HttpBrowser } = {},
+): Promise<UpstreamRound> {
+  const { providerId = 'upstream', at = upstream } = options;
+  const browser = options.browser ?? new HttpBrowser(service.issuer);
+  const request = await buildAuthorizationRequest(rp);
+  const login = await browser.navigate(request.url.toString());
+  const href = new RegExp(`data-provider="${providerId}" href="([^"]+)"`).exec(login.html)?.[1];
+  if (!href) throw new Error(`no ${providerId} button on the login page:\n${login.html}`);
+  at.script(script);
+  const toUpstream = await browser.navigate(decode(href));
+  expect(toUpstream.url.startsWith(at.issuer)).toBe(true);
+  const back = await new HttpBrowser(at.issuer).navigate(toUpstream.url);
+  expect(back.url.startsWith(`${service.issuer}/oauth/providers/${providerId}/callback`)).toBe(true);
+  return { browser, request, callbackUrl: back.url };
+}
+
+/** From a page of our service to the tokens the downstream client receives (consent allowed on the way). */
+async function tokensFrom(page: Page, round: UpstreamRound) {
+  let current = page;
+  if (current.html.includes('name="decision"') && current.html.includes('value="allow"')) {
+    current = await round.browser.submit(current, { decision: 'allow' });
+  }
+  expect(current.url.startsWith('http://localhost:8080/callback')).toBe(true);
+  return oidc.authorizationCodeGrant(rp, new URL(current.url), {
+    pkceCodeVerifier: round.request.codeVerifier,
+    expectedState: round.request.state,
+    expectedNonce: round.request.nonce,
+  });
+}
+
+async function linkedMethods(subject: string) {
+  return db()('user_auth_methods').where({ type: 'oauth_provider', external_subject: subject });
+}
+
+async function userByEmail(email: string) {
+  return db()('users').where({ email }).first();
+}
+
+describe('sign-in through a third-party OpenID Connect provider', () => {
+  it('shows the provider’s button on the login page', async () => {
+    const browser = new HttpBrowser(service.issuer);
+    const page = await browser.navigate((await buildAuthorizationRequest(rp)).url.toString());
+    expect(pageText(page, 'third-party-sign-in')).toBe('');
+    expect(page.html).toContain('Sign in with Upstream ID');
+  });
+
+  it('no matching account: creates one with the provider as its verified method and no password', async () => {
+    const account = newUpstreamAccount(upstream);
+    const round = await throughUpstream({ account: account.sub });
+    const tokens = await tokensFrom(await round.browser.navigate(round.callbackUrl), round);
+
+    const user = await userByEmail(account.email!);
+    expect(user).toMatchObject({ email_verified: true, given_name: 'Ada', family_name: 'Lovelace' });
+    expect(tokens.claims()!.sub).toBe(user.id);
+    const [method] = await linkedMethods(account.sub);
+    expect(method).toMatchObject({
+      user_id: user.id,
+      provider: 'upstream',
+      is_verified: true,
+      is_enabled: true,
+    });
+    expect(await db()('user_credentials').where({ user_id: user.id })).toEqual([]);
+
+    // The next sign-in finds the same account through the provider's subject.
+    const again = await throughUpstream({ account: account.sub });
+    const second = await tokensFrom(await again.browser.navigate(again.callbackUrl), again);
+    expect(second.claims()!.sub).toBe(user.id);
+    expect(await db()('users').where({ email: account.email })).toHaveLength(1);
+  });
+
+  it('email_verified true and an account with that email: links the provider to it', async () => {
+    const existing = await createTestUser(db());
+    const account = newUpstreamAccount(upstream, { email: existing.email!, email_verified: true });
+    const round = await throughUpstream({ account: account.sub });
+    const tokens = await tokensFrom(await round.browser.navigate(round.callbackUrl), round);
+    expect(tokens.claims()!.sub).toBe(existing.id);
+    expect(await linkedMethods(account.sub)).toMatchObject([{ user_id: existing.id }]);
+  });
+
+  it('a verified phone number matches an account too', async () => {
+    const phone = `+1555${crypto.randomInt(1_000_000, 9_999_999)}`;
+    const existing = await createTestUser(db(), { phone, phoneVerified: true });
+    const account = newUpstreamAccount(upstream, {
+      email: uniqueEmail('other'),
+      email_verified: false,
+      phone_number: phone,
+      phone_number_verified: true,
+    });
+    const round = await throughUpstream({ account: account.sub });
+    const tokens = await tokensFrom(await round.browser.navigate(round.callbackUrl), round);
+    expect(tokens.claims()!.sub).toBe(existing.id);
+  });
+
+  it('email_verified false: a confirmation screen; the link is made only once the person signs in and agreed', async () => {
+    const existing = await createTestUser(db());
+    const account = newUpstreamAccount(upstream, { email: existing.email!, email_verified: false });
+    const round = await throughUpstream({ account: account.sub });
+    const confirm = await round.browser.navigate(round.callbackUrl);
+    expect(confirm.status).toBe(200);
+    expect(pageText(confirm, 'link-explanation')).toContain(existing.email!);
+    expect(await linkedMethods(account.sub)).toEqual([]);
+
+    const login = await round.browser.submit(confirm, { decision: 'link' });
+    expect(login.html).toContain('name="identifier"');
+    expect(await linkedMethods(account.sub)).toEqual([]);
+    const password = await round.browser.submit(login, { identifier: existing.email! });
+    const signedIn = await round.browser.submit(password, { password: existing.password });
+    const tokens = await tokensFrom(signedIn, round);
+    expect(tokens.claims()!.sub).toBe(existing.id);
+    expect(await linkedMethods(account.sub)).toMatchObject([{ user_id: existing.id }]);
+  });
+
+  it('the person who does not agree signs in without a link', async () => {
+    const existing = await createTestUser(db());
+    const account = newUpstreamAccount(upstream, { email: existing.email!, email_verified: false });
+    const round = await throughUpstream({ account: account.sub });
+    const confirm = await round.browser.navigate(round.callbackUrl);
+    const login = await round.browser.submit(confirm, { decision: 'cancel' });
+    const password = await round.browser.submit(login, { identifier: existing.email! });
+    await tokensFrom(await round.browser.submit(password, { password: existing.password }), round);
+    expect(await linkedMethods(account.sub)).toEqual([]);
+  });
+
+  it('refuses to link a provider account that is linked to another account meanwhile', async () => {
+    const owner = await createTestUser(db());
+    const other = await createTestUser(db());
+    const account = newUpstreamAccount(upstream, { email: other.email!, email_verified: false });
+    const round = await throughUpstream({ account: account.sub });
+    const confirm = await round.browser.navigate(round.callbackUrl);
+    const login = await round.browser.submit(confirm, { decision: 'link' });
+    await db()('user_auth_methods').insert({
+      user_id: owner.id,
+      type: 'oauth_provider',
+      provider: 'upstream',
+      external_subject: account.sub,
+      is_enabled: true,
+      is_verified: true,
+    });
+    const password = await round.browser.submit(login, { identifier: other.email! });
+    const refused = await round.browser.submit(password, { password: other.password });
+    expect(refused.status).toBe(400);
+    expect(pageText(refused, 'error-code')).toBe('subject_linked_elsewhere');
+    expect(pageText(refused, 'error-description')).toContain('already linked to another account');
+    expect(await linkedMethods(account.sub)).toMatchObject([{ user_id: owner.id }]);
+  });
+});
+
+describe('upstream errors: a clear page, nothing written', () => {
+  async function expectNothingWritten(account: UpstreamAccount) {
+    expect(await userByEmail(account.email!)).toBeUndefined();
+    expect(await linkedMethods(account.sub)).toEqual([]);
+  }
+
+  it('the person declines at the provider', async () => {
+    const account = newUpstreamAccount(upstream);
+    const round = await throughUpstream({ deny: true });
+    const page = await round.browser.navigate(round.callbackUrl);
+    expect(page.status).toBe(400);
+    expect(pageText(page, 'error-code')).toBe('denied');
+    expect(pageText(page, 'error-description')).toContain(
+      'You declined to share your account at Upstream ID',
+    );
+    await expectNothingWritten(account);
+  });
+
+  it('an answer whose state is not the one this browser sent', async () => {
+    const account = newUpstreamAccount(upstream);
+    const round = await throughUpstream({ account: account.sub });
+    const forgedState = new URL(round.callbackUrl);
+    forgedState.searchParams.set('state', 'a-state-of-another-sign-in');
+    const page = await round.browser.navigate(forgedState.toString());
+    expect(pageText(page, 'error-code')).toBe('bad_state');
+    await expectNothingWritten(account);
+    // The attempt was used up: the genuine answer arriving afterwards is refused too.
+    const replay = await round.browser.navigate(round.callbackUrl);
+    expect(pageText(replay, 'error-code')).toBe('expired_attempt');
+  });
+
+  it('a callback opened in another browser (no attempt there)', async () => {
+    const account = newUpstreamAccount(upstream);
+    const round = await throughUpstream({ account: account.sub });
+    const page = await new HttpBrowser(service.issuer).navigate(round.callbackUrl);
+    expect(pageText(page, 'error-code')).toBe('expired_attempt');
+    await expectNothingWritten(account);
+  });
+
+  it('an id_token carrying another nonce', async () => {
+    const account = newUpstreamAccount(upstream);
+    const round = await throughUpstream({ account: account.sub, tamperNonce: true });
+    const page = await round.browser.navigate(round.callbackUrl);
+    expect(pageText(page, 'error-code')).toBe('bad_nonce');
+    await expectNothingWritten(account);
+  });
+
+  it('an expired code', async () => {
+    const account = newUpstreamAccount(upstream);
+    upstream.setCodeTtl(1);
+    try {
+      const round = await throughUpstream({ account: account.sub });
+      // The code lives until the end of the next second at the upstream.
+      await new Promise((resolve) => setTimeout(resolve, 2000 - (Date.now() % 1000)));
+      const page = await round.browser.navigate(round.callbackUrl);
+      expect(pageText(page, 'error-code')).toBe('expired_code');
+      expect(pageText(page, 'error-description')).toContain('took too long');
+      await expectNothingWritten(account);
+    } finally {
+      upstream.setCodeTtl(60);
+    }
+  });
+
+  it('an id_token not signed by a key of the provider’s JWKS', async () => {
+    const account = newUpstreamAccount(forged);
+    const round = await throughUpstream({ account: account.sub }, { providerId: 'forged', at: forged });
+    const page = await round.browser.navigate(round.callbackUrl);
+    expect(pageText(page, 'error-code')).toBe('jwks_mismatch');
+    await expectNothingWritten(account);
+  });
+
+  it('speaks Russian to a Russian browser', async () => {
+    const browser = new HttpBrowser(service.issuer);
+    const round = await throughUpstream({ deny: true }, { browser });
+    const page = await browser.request(round.callbackUrl, {
+      headers: { 'accept-language': 'ru-RU,ru;q=0.9' },
+    });
+    expect(pageText(page, 'error-description')).toContain(
+      'Вы отказались передавать данные аккаунта Upstream ID',
+    );
+  });
+});
