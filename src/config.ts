@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { brandFrom, brandSettings, type Brand } from './brand.js';
 import { oauthProviderListSchema } from './identity/federation/oauth-provider-config.js';
 import { defaults } from './defaults.js';
 
@@ -181,6 +182,8 @@ export const environmentSchema = z.object({
     emptyAsUndefined,
     z.string().min(32, 'must have at least 32 characters').optional(),
   ),
+  // The product's name, logo and primary colour on the pages (src/http/brand.ts, docs/pages.md).
+  ...brandSettings.shape,
 });
 
 export type Environment = z.infer<typeof environmentSchema>;
@@ -214,6 +217,8 @@ export interface Config {
   eventBus: Environment['EVENT_BUS'];
   nats: { url: string; stream: string; subjectPrefix: string };
   sessions: { idleTimeoutSeconds: number; reauthenticationMaxAgeSeconds: number };
+  /** What the pages show of the product (BRAND_*). */
+  brand?: Brand;
   /** Third-party identity providers from FEDERATION_PROVIDERS (docs/federation.md). */
   oauthProviders: Environment['FEDERATION_PROVIDERS'];
   crm: {
@@ -318,6 +323,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       idleTimeoutSeconds: environment.SESSION_IDLE_MINUTES * 60,
       reauthenticationMaxAgeSeconds: environment.REAUTH_WINDOW_MINUTES * 60,
     },
+    brand: brandFrom(environment),
     oauthProviders: environment.FEDERATION_PROVIDERS,
     crm: {
       baseUrl: environment.CRM_BASE_URL?.replace(/\/+$/, ''),

@@ -74,6 +74,8 @@ import { resolveSecrets, type Secrets } from './keys/development-secrets.js';
 import { PublishedKeySet } from './keys/published-key-set.js';
 import { activateSigningKeys, signingKeyFromPem, type SigningKey } from './keys/signing-keys.js';
 import { Messages } from './i18n/messages.js';
+import { brandFrom } from './brand.js';
+import { brandStylesheetRoutes } from './http/brand-stylesheet.js';
 import { SecurityNotifications } from './identity/notifications/security-notifications.js';
 import { createLogger, type Logger } from './logger.js';
 import { clientRegistrationRoutes } from './oidc/actions/client-registration.js';
@@ -386,6 +388,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
   app.use((ctx, next) => (engineOnlyPaths.has(ctx.path) ? engine(ctx) : next()));
   const routers: Router[] = [
     assetRoutes(),
+    brandStylesheetRoutes(config.brand ?? brandFrom({})),
     jwksRoutes(keySet),
     discoveryRoutes(),
     userinfoRoutes({ config, db, keySet, oauthTokens: tokenVerification.oauthTokens, logger }),
@@ -417,6 +420,9 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
       notifications,
       federation,
       logger,
+      signing,
+      apiPrefix: identityApiPrefix,
+      brand: config.brand ?? brandFrom({}),
     }),
     createIdentityApi(
       { config, logger, guards: { bearer: signedIn, reauthentication: recentAuthentication } },

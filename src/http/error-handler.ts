@@ -3,6 +3,8 @@ import { z } from 'zod';
 import { databaseRetryAfterSeconds, isDatabaseUnavailable } from '../db/database-unavailable.js';
 import type { Logger } from '../logger.js';
 import { ApiError, payloadTooLarge, serviceUnavailable } from './api-error.js';
+import { pageLanguage } from '../i18n/page-language.js';
+import { pageErrorText } from './page-error-text.js';
 import { renderPage } from './pages.js';
 
 /** How an endpoint answers an error: our JSON body, RFC 6749 JSON (oidc/oauth-error.ts) or a page. */
@@ -46,7 +48,13 @@ export function errorPageAnswer(logger: Logger): ErrorAnswer {
 
 export function renderErrorPage(ctx: Context, error: ApiError): void {
   for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
-  renderPage(ctx, 'error', { error: error.code, description: error.message }, error.status);
+  const lang = pageLanguage(ctx);
+  renderPage(
+    ctx,
+    'error',
+    { error: error.code, description: pageErrorText(lang, error), lang },
+    error.status,
+  );
 }
 
 /**

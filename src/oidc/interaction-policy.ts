@@ -1,7 +1,19 @@
 import { interactionPolicy, type KoaContextWithOIDC } from 'oidc-provider';
 import { allowedScopesOf } from './client-metadata.js';
 
-const { base, Check } = interactionPolicy;
+const { base, Check, Prompt } = interactionPolicy;
+
+/**
+ * OIDC "Initiating User Registration" (prompt=create): an accepted prompt value, never a screen of its
+ * own. The login prompt asks for a person as always; /:lang/auth reads `prompt=create` from the
+ * interaction's parameters and opens registration instead of sign-in (src/oidc/actions/interaction.ts).
+ */
+function createPrompt() {
+  const prompt = new Prompt({ name: 'create', requestable: true });
+  // The engine's own "create was asked and not answered" check would show a screen of its own.
+  prompt.checks.remove('create_prompt');
+  return prompt;
+}
 
 /**
  * The engine's login + consent prompts, with the consent check changed to look only at scopes the
@@ -11,6 +23,7 @@ const { base, Check } = interactionPolicy;
  */
 export function createInteractionPolicy() {
   const policy = base();
+  policy.add(createPrompt(), 0);
   const consent = policy.get('consent')!;
   consent.checks.remove('op_scopes_missing');
   consent.checks.remove('rs_scopes_missing');

@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import type { KoaContextWithOIDC } from 'oidc-provider';
 import { renderPage } from '../http/pages.js';
+import { pageLanguage } from '../i18n/page-language.js';
 import type { LogoutState } from './actions/end-session.js';
 
 const languagePattern = /^[a-z]{2}(-[A-Za-z]{2,4})?$/;
@@ -19,12 +20,26 @@ export function singleLogoutPath(lang: string): string {
 export async function logoutSource(ctx: KoaContextWithOIDC, form: string): Promise<void> {
   const xsrf = /name="xsrf" value="([^"]+)"/.exec(form)?.[1];
   if (!xsrf) throw new Error('the engine logout form has no xsrf field');
-  const uiLocale = String(ctx.oidc.params?.ui_locales ?? 'en').split(' ')[0]!;
+  const uiLocales = ctx.oidc.params?.ui_locales;
+  const lang = pageLanguage(ctx as never, {
+    uiLocales: typeof uiLocales === 'string' ? uiLocales : undefined,
+  });
   const confirm = !(ctx.state as LogoutState).logoutHint;
   const fragment = new URLSearchParams({ xsrf, ...(confirm ? { confirm: '1' } : {}) });
+  // Without script the fragment is out of reach: the page's no-script form reads the value from this
+  // short-lived cookie instead (httpOnly, this browser only), so the logout finishes with a click.
+  ctx.cookies.set(logoutXsrfCookie, xsrf, {
+    httpOnly: true,
+    sameSite: 'lax',
+    signed: true,
+    path: '/',
+    maxAge: 10 * 60 * 1000,
+  });
   ctx.status = 303;
-  ctx.redirect(`${singleLogoutPath(uiLocale)}#${fragment}`);
+  ctx.redirect(`${singleLogoutPath(lang)}#${fragment}`);
 }
+
+const logoutXsrfCookie = 'logout_xsrf';
 
 /** After a logout without a post_logout_redirect_uri. */
 export async function postLogoutSuccessSource(ctx: KoaContextWithOIDC): Promise<void> {
@@ -36,7 +51,8 @@ export function singleLogoutPageRoutes(): Router {
   const router = new Router();
   router.get('/:lang/auth/single-logout', (ctx) => {
     if (!languagePattern.test(ctx.params.lang!)) return;
-    renderPage(ctx, 'single-logout', { lang: ctx.params.lang });
+    const xsrf = ctx.cookies.get(logoutXsrfCookie, { signed: true });
+    renderPage(ctx, 'single-logout', { xsrf });
   });
   return router;
 }

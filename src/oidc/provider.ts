@@ -1,4 +1,4 @@
-import { Provider, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import { Provider, type Configuration, type Interaction, type KoaContextWithOIDC } from 'oidc-provider';
 import { createOidcAdapterFactory } from '../../adapters/oidc/knex-adapter.js';
 import { takeAccount } from '../../adapters/oidc/request-prefetch.js';
 import type { Clock } from '../clock.js';
@@ -6,9 +6,13 @@ import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { defaults } from '../defaults.js';
 import { databaseRetryAfterSeconds, isDatabaseUnavailable } from '../db/database-unavailable.js';
-import { serviceUnavailable } from '../http/api-error.js';
+import { ApiError, serviceUnavailable } from '../http/api-error.js';
+import { pageErrorText } from '../http/page-error-text.js';
 import { renderErrorPage } from '../http/error-handler.js';
+import { publicPath } from '../http/base-path.js';
 import { renderPage } from '../http/pages.js';
+import { pageLanguage } from '../i18n/page-language.js';
+import { findUserById } from '../identity/users/user.js';
 import { loadUserAccess } from '../identity/access/user-access.js';
 import type { SigningKey } from '../keys/signing-keys.js';
 import type { Logger } from '../logger.js';
@@ -16,6 +20,7 @@ import { claimsForScopes, loadAccount, type Account } from './account-claims.js'
 import { installClientCache } from './client-cache.js';
 import { allowedScopesMetadata, firstPartyMetadata } from './client-metadata.js';
 import { installClientSecretHashing } from './client-secret.js';
+import { authPagePath } from './auth-page-path.js';
 import { createInteractionPolicy } from './interaction-policy.js';
 import { logoutSource, postLogoutSuccessSource } from './logout-pages.js';
 import { loadGrantFromConsent } from './load-existing-grant.js';
@@ -29,7 +34,20 @@ import { installSsoCodeGrant } from './sso/sso-code-grant.js';
 
 export const oauthRoutes = defaults.paths.oauth;
 
-export const interactionPath = (uid: string) => `/interaction/${uid}`;
+/**
+ * Where /oauth/authorize sends a person who must sign in or consent: /:lang/auth with the interaction,
+ * in the language of `ui_locales`, else the signed-in user's saved one, else the browser's.
+ */
+async function interactionUrl(db: Database, ctx: KoaContextWithOIDC, interaction: Interaction) {
+  const uiLocales = interaction.params.ui_locales;
+  const accountId = interaction.session?.accountId;
+  const user = accountId ? await findUserById(db, accountId) : undefined;
+  const lang = pageLanguage(ctx as never, {
+    uiLocales: typeof uiLocales === 'string' ? uiLocales : undefined,
+    userLanguage: user?.language,
+  });
+  return publicPath(ctx as never, authPagePath(lang, { interaction: interaction.uid }));
+}
 
 /** The engine's lifetimes (seconds) by default; a service's `settings.lifetimes` override them. */
 export const lifetimes = {
@@ -75,7 +93,9 @@ export function createOidcProvider(dependencies: OidcProviderDependencies): {
     adapter: createOidcAdapterFactory(db, clock),
     clients: [],
     jwks: { keys: [signingKey.privateJwk as never] },
-    cookies: { keys: cookieKeys },
+    // The interaction cookie on every path: the page switches language (/en/auth → /ru/auth) and the
+    // reset-password detour comes back to it. The resume cookie keeps its own path (the engine sets it).
+    cookies: { keys: cookieKeys, short: { path: '/' } },
     routes: oauthRoutes,
     scopes: [...oidcScopes],
     claims: Object.fromEntries(
@@ -134,6 +154,8 @@ export function createOidcProvider(dependencies: OidcProviderDependencies): {
       userinfo_endpoint: `${config.issuer}${oauthRoutes.userinfo}`,
       introspection_endpoint: `${config.issuer}${oauthRoutes.introspection}`,
       registration_endpoint: `${config.issuer}${oauthRoutes.registration}`,
+      // prompt=create opens registration on /:lang/auth (interaction-policy.ts).
+      prompt_values_supported: ['none', 'login', 'consent', 'create'],
     },
     ttl: {
       AuthorizationCode: engineLifetimes.authorizationCode,
@@ -184,7 +206,7 @@ export function createOidcProvider(dependencies: OidcProviderDependencies): {
     loadExistingGrant: (ctx) => loadGrantFromConsent(ctx, db, config.apiAudience),
     interactions: {
       policy: createInteractionPolicy(),
-      url: (_ctx, interaction) => interactionPath(interaction.uid),
+      url: (ctx, interaction) => interactionUrl(db, ctx, interaction),
     },
     clientBasedCORS(_ctx, origin, client) {
       return client.redirectUris?.some((uri) => URL.parse(uri)?.origin === origin) ?? false;
@@ -198,7 +220,15 @@ export function createOidcProvider(dependencies: OidcProviderDependencies): {
       const status =
         (error as { statusCode?: number }).statusCode ?? (out.error === 'server_error' ? 500 : 400);
       if (status >= 500) logger.error({ err: error, path: ctx.path }, 'oidc request failed');
-      renderPage(ctx as never, 'error', { error: out.error, description: out.error_description }, status);
+      // In the person's words and language, never the engine's text ("client is invalid").
+      const engineError = new ApiError(status, String(out.error), String(out.error_description ?? ''));
+      const lang = pageLanguage(ctx as never);
+      renderPage(
+        ctx as never,
+        'error',
+        { error: out.error, description: pageErrorText(lang, engineError, {}, false), lang },
+        status,
+      );
     },
   };
 

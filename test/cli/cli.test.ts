@@ -259,7 +259,7 @@ describe('the CLI while npm start runs', () => {
       { redirect: 'manual' },
     );
     expect(authorize.status).toBe(303);
-    expect(authorize.headers.get('location')).toContain('/interaction/');
+    expect(authorize.headers.get('location')).toMatch(/^\/en\/auth\?interaction=/);
 
     if (onPostgres) return;
     // PGlite is one process: a second service can't open the same data directory.

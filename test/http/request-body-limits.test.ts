@@ -81,7 +81,7 @@ describe('request bodies over the limit answer 413', () => {
     const form = 'application/x-www-form-urlencoded';
     const html = { accept: 'text/html' };
     await expectPageTooLarge(await post('/en/reset-password/request', form, largeForm, html));
-    await expectPageTooLarge(await post('/interaction/some-interaction/step', form, largeForm, html));
+    await expectPageTooLarge(await post('/en/auth/step', form, largeForm, html));
     await expectPageTooLarge(await post('/oauth/end_session/confirm', form, largeForm, html));
   });
 });

@@ -132,7 +132,7 @@ describe('built-in step otp-code (login by a code)', () => {
 
   it('has a page in the OIDC login (notice after sending, the lockout wait otherwise)', () => {
     const common = {
-      action: '/interaction/x/step',
+      action: '/en/auth/step',
       flowSessionId: 'f',
       identifier: 'ada@example.com',
       restartUrl: '/r',

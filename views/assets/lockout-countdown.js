@@ -1,20 +1,26 @@
 // Brute-force lockout (spec: "toast with a countdown"): counts the wait down and keeps the form's
-// submit button disabled until it is over. Without script, the server's message still gives the wait.
+// submit button disabled until it is over. The server gives the sentence for every second (and minute)
+// of the wait in the page's language (`data-waits`: plural forms by CLDR rules, never guessed here).
+// Without script, the server's message still gives the wait.
 (function () {
   const notice = document.querySelector('[data-retry-after]');
   if (!notice) return;
   const form = notice.closest('form');
   const button = form && form.querySelector('button[type="submit"]');
+  const texts = JSON.parse(notice.getAttribute('data-waits') || '{}');
   let remaining = Number(notice.getAttribute('data-retry-after'));
-  const describe = (seconds) =>
-    seconds < 90 ? seconds + (seconds === 1 ? ' second' : ' seconds') : Math.ceil(seconds / 60) + ' minutes';
+  const sentence = (seconds) =>
+    seconds < 90
+      ? texts.seconds && texts.seconds[seconds]
+      : texts.minutes && texts.minutes[Math.ceil(seconds / 60)];
   const render = () => {
     if (remaining <= 0) {
-      notice.textContent = 'You can try again now.';
+      if (texts.ready) notice.textContent = texts.ready;
       if (button) button.disabled = false;
       return false;
     }
-    notice.textContent = 'Too many failed sign-in attempts. Try again in ' + describe(remaining) + '.';
+    const text = sentence(remaining);
+    if (text) notice.textContent = text;
     if (button) button.disabled = true;
     return true;
   };

@@ -13,6 +13,8 @@ export interface FlowContext {
   interactionUid?: string;
   ip?: string;
   userAgent?: string;
+  /** The language of the page running the flow: codes are sent in it. */
+  lang?: string;
 }
 
 /**

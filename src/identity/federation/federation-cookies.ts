@@ -70,7 +70,9 @@ function write(ctx: Context, name: string, path: string, value: string | null, m
 }
 
 const callbackPath = '/oauth/providers';
-const interactionPathOf = (uid: string) => `/interaction/${uid}`;
+// The sign-in page is /:lang/auth?interaction=<uid> (any language) and posts to /:lang/auth/step: the
+// pending link is sent on every path and read only for its own interaction (readPendingLink).
+const interactionPathOf = (_uid: string) => '/';
 
 export const federationCookies = {
   setAttempt(ctx: Context, attempt: FederationAttempt): void {

@@ -4,7 +4,10 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import type { ApiError } from '../../http/api-error.js';
 import { toApiError } from '../../http/error-handler.js';
+import { publicPath } from '../../http/base-path.js';
+import { pageErrorText } from '../../http/page-error-text.js';
 import { renderPage } from '../../http/pages.js';
+import { pageLanguage } from '../../i18n/page-language.js';
 import { requestInfo } from '../../http/request-info.js';
 import type { PasswordDeps } from '../passwords/password-deps.js';
 import { maximumPasswordLength, minimumPasswordLength } from '../passwords/password-policy.js';
@@ -14,14 +17,25 @@ type Stage = 'request' | 'code' | 'password' | 'done';
 
 const languagePattern = /^[a-z]{2}(-[A-Za-z]{2})?$/;
 const text = (max: number) => z.string().max(max).default('');
-const requestForm = z.object({ identifier: text(320), transport: z.string().max(50).optional() });
-const codeForm = z.object({ identifier: text(320), code: text(20) });
+const returnTo = z.string().max(2000).optional();
+const requestForm = z.object({
+  identifier: text(320),
+  transport: z.string().max(50).optional(),
+  return_to: returnTo,
+});
+const codeForm = z.object({ identifier: text(320), code: text(20), return_to: returnTo });
 const passwordForm = z.object({
   identifier: text(320),
   code: text(20),
   password: text(1024),
   passwordConfirmation: text(1024),
+  return_to: returnTo,
 });
+
+/** The interrupted sign-in to return to (a path of this service's /:lang/auth), never another site. */
+function signInToReturnTo(value: string | undefined): string | undefined {
+  return value && /^\/[a-z]{2}(-[A-Za-z]{2,4})?\/auth(\?|$)/.test(value) ? value : undefined;
+}
 
 /**
  * The page /:lang/reset-password (spec: client-facing pages): forgotten password in three forms, with
@@ -39,19 +53,30 @@ export function resetPasswordPageRoutes(deps: PasswordDeps): Router {
   });
 
   const page = (ctx: Context, stage: Stage, data: Record<string, unknown> = {}, error?: ApiError) => {
-    const lang = ctx.params.lang!;
+    const lang = pageLanguage(ctx);
     if (error) for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
+    const back = signInToReturnTo(
+      typeof data.returnTo === 'string'
+        ? data.returnTo
+        : (ctx.request.body as { return_to?: string })?.return_to,
+    );
+    // After the reset: on into the sign-in it interrupted (same page, now in this language), or a new one.
+    const onward = back ? back.replace(/^\/[^/]+/, `/${lang}`) : `/${lang}/auth`;
+    const query = new URLSearchParams(back ? { return_to: back } : {});
     renderPage(
       ctx,
       'reset-password',
       {
         lang,
         stage,
-        base: `/${lang}/reset-password`,
+        base: publicPath(ctx, `/${lang}/reset-password`),
         minLength: minimumPasswordLength,
         maxLength: maximumPasswordLength,
-        error: error?.message,
+        error: error && pageErrorText(lang, error),
         ...data,
+        returnTo: back,
+        onwardUrl: publicPath(ctx, onward),
+        switchTarget: `/${lang}/reset-password${back ? `?${query}` : ''}`,
       },
       error?.status ?? 200,
     );
@@ -70,11 +95,15 @@ export function resetPasswordPageRoutes(deps: PasswordDeps): Router {
 
   router.get('/', (ctx) => {
     const query = z
-      .object({ identifier: z.string().max(320).optional(), code: z.string().max(20).optional() })
+      .object({
+        identifier: z.string().max(320).optional(),
+        code: z.string().max(20).optional(),
+        return_to: returnTo,
+      })
       .safeParse(ctx.query);
-    const { identifier, code } = query.success ? query.data : {};
-    if (identifier && code) return page(ctx, 'password', { identifier, code });
-    return page(ctx, 'request', { identifier: identifier ?? '' });
+    const { identifier, code, return_to } = query.success ? query.data : {};
+    if (identifier && code) return page(ctx, 'password', { identifier, code, returnTo: return_to });
+    return page(ctx, 'request', { identifier: identifier ?? '', returnTo: return_to });
   });
 
   router.post('/request', forms, async (ctx) => {
@@ -85,7 +114,7 @@ export function resetPasswordPageRoutes(deps: PasswordDeps): Router {
         const outcome = await requestPasswordReset(deps, {
           identifier: form.identifier,
           transport: form.transport || undefined,
-          lang: ctx.params.lang!,
+          lang: pageLanguage(ctx),
           ip: requestInfo(ctx).ip,
         });
         if (outcome.status === 'choose_transport') {

@@ -69,6 +69,7 @@ export async function requestPasswordReset(
     link: link.toString(),
     transport: request.transport,
     delivery: known ? 'background' : 'none',
+    lang: request.lang,
   });
   return { status: 'code_sent', ...sent };
 }

@@ -55,6 +55,8 @@ export interface SendVerificationCodeInput {
   /** A transport name chosen by the user; default: the channel's default transport. */
   transport?: string | undefined;
   delivery?: CodeDelivery;
+  /** The language of the message (the page's); English when absent. */
+  lang?: string | undefined;
 }
 
 /**
@@ -79,6 +81,7 @@ export async function sendVerificationCode(
     code,
     link,
     lifetimeSeconds: codeLifetimeSeconds[input.purpose],
+    lang: input.lang,
   });
   const deliver = async () => {
     try {

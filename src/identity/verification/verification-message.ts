@@ -1,21 +1,11 @@
+import { pageMessages } from '../../i18n/page-language.js';
 import type { Channel, OutgoingMessage } from '../transports/transport.js';
 import type { VerificationPurpose } from './verification-code-records.js';
 
-const subjects: Record<VerificationPurpose, string> = {
-  contact_verify: 'Confirm your contact details',
-  login: 'Your sign-in code',
-  reset_password: 'Reset your password',
-  sso_otc: 'Your one-time code',
-};
-
-const leads: Record<VerificationPurpose, string> = {
-  contact_verify: 'Your confirmation code is',
-  login: 'Your sign-in code is',
-  reset_password: 'Your password reset code is',
-  sso_otc: 'Your one-time code is',
-};
-
-/** The text of a verification message: the code, the link carrying it if any, and how long it lasts. */
+/**
+ * The text of a verification message in the person's language (views/locales/<lang>/notifications.json,
+ * `verification.*`): the code, the link carrying it if any, and how long it lasts.
+ */
 export function verificationMessage(input: {
   channel: Channel;
   to: string;
@@ -23,20 +13,22 @@ export function verificationMessage(input: {
   code: string;
   link: string | undefined;
   lifetimeSeconds: number;
+  /** The language of the page that asked for the code; English when unknown. */
+  lang?: string | undefined;
 }): OutgoingMessage {
+  const messages = pageMessages();
+  const t = messages.in(input.lang ?? 'en');
   const lifetime =
     input.lifetimeSeconds >= 120
-      ? `${Math.round(input.lifetimeSeconds / 60)} minutes`
-      : `${input.lifetimeSeconds} seconds`;
-  const lines = [`${leads[input.purpose]} ${input.code}. It expires in ${lifetime}.`];
-  if (input.link) lines.push('', `Or open this link: ${input.link}`);
-  if (input.channel === 'email') {
-    lines.push('', 'If you did not ask for it, ignore this message: nothing changes without the code.');
-  }
+      ? t('common.wait.minutes', { count: Math.round(input.lifetimeSeconds / 60) })
+      : t('common.wait.seconds', { count: input.lifetimeSeconds });
+  const lines = [t(`notifications.verification.${input.purpose}.text`, { code: input.code, lifetime })];
+  if (input.link) lines.push('', t('notifications.verification.link', { link: input.link }));
+  if (input.channel === 'email') lines.push('', t('notifications.verification.ignore'));
   return {
     channel: input.channel,
     to: input.to,
-    subject: subjects[input.purpose],
+    subject: t(`notifications.verification.${input.purpose}.subject`),
     text: lines.join('\n'),
     code: input.code,
     ...(input.link ? { link: input.link } : {}),

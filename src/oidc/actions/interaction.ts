@@ -7,23 +7,37 @@ import type { Clock } from '../../clock.js';
 import { sha256 } from '../../crypto/digest.js';
 import type { Database } from '../../db/database.js';
 import { ApiError } from '../../http/api-error.js';
-import { logFailure, renderErrorPage, toApiError } from '../../http/error-handler.js';
+import { publicPath } from '../../http/base-path.js';
+import { logFailure, toApiError } from '../../http/error-handler.js';
+import { lockoutTexts, pageErrorText } from '../../http/page-error-text.js';
 import { renderPage } from '../../http/pages.js';
 import { RateLimitExceeded, type RateLimits } from '../../http/rate-limit.js';
 import { requestInfo } from '../../http/request-info.js';
+import { pageLanguage } from '../../i18n/page-language.js';
 import type { AuthFlowEngine, FlowInProgress } from '../../identity/auth-flow/flow-engine.js';
 import { flowStepRateLimit } from '../../identity/auth-flow/flow-rate-limits.js';
+import type { FlowKind } from '../../identity/auth-flow/flow-session.js';
 import { bindDeviceAtSignIn } from '../../identity/sessions/bind-device.js';
 import { browserNameOf } from '../../identity/sessions/browser-name.js';
-import { readDeviceCookie, setDeviceCookie } from '../../identity/sessions/device-bindings.js';
+import { completeSignIn } from '../../identity/sessions/complete-sign-in.js';
+import {
+  findDeviceBinding,
+  readDeviceCookie,
+  setDeviceCookie,
+} from '../../identity/sessions/device-bindings.js';
+import type { MainAuthSigning } from '../../identity/sessions/main-auth-tokens.js';
+import { setRefreshCookie } from '../../identity/sessions/refresh-cookie.js';
+import { listSavedAccounts, removeSavedAccount } from '../../identity/sessions/saved-accounts.js';
 import type { SecurityNotifications } from '../../identity/notifications/security-notifications.js';
 import type { Federation } from '../../identity/federation/federation-routes.js';
+import { findUserById } from '../../identity/users/user.js';
 import type { Logger } from '../../logger.js';
 import { allowedScopesOf } from '../client-metadata.js';
 import { allowPluginFrames } from '../../identity/plugin-steps/frame-policy.js';
+import { authPagePath } from '../auth-page-path.js';
 import { saveConsent } from '../models/consent.js';
-import { interactionPath } from '../provider.js';
-import { isOidcScope, scopeDescriptions } from '../scopes.js';
+import { isOidcScope } from '../scopes.js';
+import type { Brand } from '../../brand.js';
 
 export interface InteractionDependencies {
   provider: Provider;
@@ -38,96 +52,205 @@ export interface InteractionDependencies {
   /** Third-party sign-in: the provider buttons, and the link a person agreed to before signing in. */
   federation?: Federation;
   logger: Logger;
+  /** For a sign-in to the service itself (no interaction): the main-auth session and its refresh cookie. */
+  signing: MainAuthSigning;
+  apiPrefix: string;
+  brand: Brand;
 }
 
 type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
 
-const stepForm = z.object({ flow: z.string().min(1).max(100), step: z.string().min(1).max(500) }).loose();
-const consentForm = z.object({ decision: z.enum(['allow', 'deny']) });
+const uid = z.string().min(1).max(100);
+const pageQuery = z.object({
+  interaction: uid.optional(),
+  register: z.literal('1').optional(),
+  return_to: z.string().max(2000).optional(),
+  account: z.uuid().optional(),
+});
+const stepForm = z
+  .object({
+    flow: z.string().min(1).max(100),
+    step: z.string().min(1).max(500),
+    interaction: uid.optional(),
+    return_to: z.string().max(2000).optional(),
+  })
+  .loose();
+const consentForm = z.object({ interaction: uid, decision: z.enum(['allow', 'deny']) });
+
+/** A place in this service to go back to after a direct sign-in: a path of ours, never another site. */
+function localPath(value: string | undefined): string | undefined {
+  return value && /^\/(?![/\\])/.test(value) ? value : undefined;
+}
+
+/** Who the page is for: the language, the OIDC interaction it serves (if any), where to go afterwards. */
+interface PageRequest {
+  lang: string;
+  interaction?: Interaction | undefined;
+  returnTo?: string | undefined;
+}
 
 /**
- * The pages of an authorization request (`/interaction/:uid`): the login funnel, run by the auth-flow
- * engine one step per page, then the consent screen. The interaction is bound to the browser by the
- * engine's signed, SameSite=Lax interaction cookie, which is also what stops cross-site form posts.
+ * /:lang/auth, the one page of login and registration (spec: client-facing pages). It runs the
+ * auth-flow engine one screen at a time, for an OIDC interaction (`?interaction=<uid>`: /oauth/authorize
+ * sends the person here; the flow ends in consent, then back to the client) or for the service itself
+ * (no interaction: a main-auth session, its refresh cookie, then `return_to`). `?register=1`, or the
+ * client's `prompt=create`, opens registration. The interaction is bound to the browser by the engine's
+ * signed, SameSite=Lax interaction cookie, which is also what stops cross-site form posts.
  */
 export function interactionRoutes(deps: InteractionDependencies): Router {
   const { provider, db, clock, flows, rateLimits, apiAudience, notifications, federation, logger } = deps;
-  const router = new Router({ prefix: '/interaction/:uid' });
+  const router = new Router();
   const forms = bodyParser({ enableTypes: ['form'], formLimit: '16kb' });
 
   router.use(async (ctx, next) => {
+    // `/:lang/...` is a language (two letters, maybe a region), else not ours: the next router's.
+    if (ctx.params.lang !== undefined && !languageSegment.test(ctx.params.lang)) return;
     try {
       await next();
     } catch (caught) {
+      const lang = pageLanguage(ctx);
       if (caught instanceof errors.SessionNotFound || caught instanceof InteractionMismatch) {
-        renderPage(
+        const error = new ApiError(400, 'interaction_expired', 'This sign-in page has expired.');
+        return renderPage(
           ctx,
           'error',
-          {
-            error: 'interaction_expired',
-            description:
-              'This sign-in page has expired or belongs to another browser. Return to the application and start again.',
-          },
-          400,
+          { error: error.code, description: pageErrorText(lang, error) },
+          error.status,
         );
-        return;
       }
       const error = toApiError(caught);
       logFailure(logger, ctx, caught, error.status);
-      renderErrorPage(ctx, error);
+      for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
+      renderPage(
+        ctx,
+        'error',
+        {
+          error: error.code,
+          description: pageErrorText(lang, error),
+          backUrl: publicPath(ctx, `/${lang}/auth`),
+        },
+        error.status,
+      );
     }
   });
 
-  const details = async (ctx: Context): Promise<Interaction> => {
+  /** The interaction of this browser (its cookie), which must be the one the page names. */
+  const details = async (ctx: Context, expected: string): Promise<Interaction> => {
     const interaction = await provider.interactionDetails(ctx.req, ctx.res);
-    if (interaction.uid !== ctx.params.uid) throw new InteractionMismatch();
+    if (interaction.uid !== expected) throw new InteractionMismatch();
     return interaction;
   };
 
-  const clientName = async (interaction: Interaction): Promise<string> => {
+  const clientOf = async (interaction: Interaction | undefined) => {
+    if (!interaction) return undefined;
     const client = await provider.Client.find(String(interaction.params.client_id));
-    return client?.clientName ?? String(interaction.params.client_id);
+    return {
+      name: client?.clientName ?? String(interaction.params.client_id),
+      logo: typeof client?.logoUri === 'string' ? client.logoUri : undefined,
+    };
   };
 
-  const renderStep = async (
-    ctx: Context,
-    interaction: Interaction,
-    flow: FlowInProgress,
-    error?: ApiError,
-  ) => {
-    const uid = interaction.uid;
+  const href = (ctx: Context, page: PageRequest, extra: Record<string, string | undefined> = {}) =>
+    publicPath(
+      ctx,
+      authPagePath(page.lang, {
+        interaction: page.interaction?.uid,
+        return_to: page.returnTo,
+        ...extra,
+      }),
+    );
+
+  const renderStep = async (ctx: Context, page: PageRequest, flow: FlowInProgress, error?: ApiError) => {
+    const { lang } = page;
+    const registration = flow.session.flow === 'registration';
+    const loginHint = page.interaction?.params.login_hint;
+    const identifier =
+      (flow.session.tempData.identifier as string | undefined) ??
+      (typeof loginHint === 'string' ? loginHint.slice(0, 320) : undefined);
     // A 2xx "error" is a step asking for more (otp-code: "code sent"); a lockout carries the wait.
-    const notice = error && error.status < 400 ? error.message : undefined;
+    const text = error && pageErrorText(lang, error, { identifier: identifier ?? '' });
+    const notice = error && error.status < 400 ? text : undefined;
     if (error) for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
+    const retryAfterSeconds =
+      error?.code === 'too_many_attempts' ? Number(error.headers['Retry-After']) : undefined;
+    const restartUrl = href(ctx, page, { register: registration ? '1' : undefined });
+    const client = await clientOf(page.interaction);
     const common = {
-      action: `${interactionPath(uid)}/step`,
+      lang,
+      brand: deps.brand,
+      action: publicPath(ctx, `/${lang}/auth/step`),
+      switchTarget: authPagePath(lang, {
+        interaction: page.interaction?.uid,
+        return_to: page.returnTo,
+        register: registration ? '1' : undefined,
+      }),
+      interactionUid: page.interaction?.uid,
       flowSessionId: flow.session.id,
-      identifier: flow.session.tempData.identifier,
-      error: notice === undefined ? error?.message : undefined,
+      returnTo: page.interaction ? undefined : page.returnTo,
+      registration,
+      identifier,
+      error: notice === undefined ? text : undefined,
       notice,
-      retryAfterSeconds: error?.code === 'too_many_attempts' ? error.headers['Retry-After'] : undefined,
-      restartUrl: `${interactionPath(uid)}/restart`,
+      retryAfterSeconds,
+      lockoutTexts: retryAfterSeconds ? lockoutTexts(lang, retryAfterSeconds) : undefined,
+      restartUrl,
+      clientName: client?.name,
+      clientLogo: client?.logo,
     };
     const status = error?.status ?? 200;
     const single = flow.screen.length === 1 ? flow.nextStep : undefined;
     if (single === 'phone-email') {
+      const device = registration ? undefined : await findDeviceBinding(db, readDeviceCookie(ctx));
+      const saved = device ? await listSavedAccounts(db, device) : [];
       return renderPage(
         ctx,
         'interaction/identifier',
         {
           ...common,
-          clientName: await clientName(interaction),
-          thirdPartySignIn: federation?.buttons(
+          switchFlowUrl: href(ctx, page, { register: registration ? undefined : '1' }),
+          savedAccounts: saved.map((account) => ({
+            id: account.id,
+            name:
+              [account.firstName, account.lastName].filter(Boolean).join(' ') ||
+              account.email ||
+              account.phone,
+            contact: account.email ?? account.phone,
+            initials:
+              [account.firstName, account.lastName]
+                .filter(Boolean)
+                .map((part) => [...part!][0]!.toUpperCase())
+                .join('') || [...(account.email ?? account.phone ?? '?')][0]!.toUpperCase(),
+            avatarUrl: account.avatarUrl,
+            chooseUrl: href(ctx, page, { account: account.id }),
+            removeAction: publicPath(ctx, `/${lang}/auth/saved-accounts/${account.id}/remove`),
+          })),
+          removeBack: authPagePath(lang, { interaction: page.interaction?.uid, return_to: page.returnTo }),
+          thirdPartySignIn:
+            page.interaction && !registration
+              ? federation?.buttons(ctx, page.interaction.uid, lang)
+              : undefined,
+        },
+        status,
+      );
+    }
+    if (single === 'password' && !registration) {
+      const back = authPagePath(lang, { interaction: page.interaction?.uid, return_to: page.returnTo });
+      return renderPage(
+        ctx,
+        'interaction/password',
+        {
+          ...common,
+          forgotUrl: publicPath(
             ctx,
-            uid,
-            federation.language(ctx, interaction.params.ui_locales),
+            `/${lang}/reset-password?${new URLSearchParams({ identifier: identifier ?? '', return_to: back })}`,
           ),
         },
         status,
       );
     }
-    if (single === 'password') return renderPage(ctx, 'interaction/password', common, status);
-    if (single === 'otp-code') return renderPage(ctx, 'interaction/otp-code', common, status);
+    if (single === 'otp-code' && !registration) {
+      return renderPage(ctx, 'interaction/otp-code', common, status);
+    }
     // Any other step, and group screens: the fields each step describes, on one form. On a group
     // screen each field is named <stepId>[<field>] so every step gets its own input.
     const screens = await flows.describe(flow, { ...requestInfo(ctx), deviceCookie: readDeviceCookie(ctx) });
@@ -136,32 +259,36 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
     return renderPage(
       ctx,
       'interaction/step',
-      {
-        ...common,
-        step: flow.screen.join('+'),
-        grouped: flow.screen.length > 1,
-        screens,
-      },
+      { ...common, step: flow.screen.join('+'), grouped: flow.screen.length > 1, screens },
       status,
     );
   };
 
-  const startLogin = (ctx: Context, interaction: Interaction) =>
-    flows.start('login', { interactionUid: interaction.uid, ...requestInfo(ctx) });
+  const startFlow = (ctx: Context, kind: FlowKind, interaction: Interaction | undefined) =>
+    flows.start(kind, { interactionUid: interaction?.uid, lang: pageLanguage(ctx), ...requestInfo(ctx) });
+
+  /** Registration when the page or the client (OIDC prompt=create) asks for it. */
+  const flowKindFor = (interaction: Interaction | undefined, register: boolean): FlowKind =>
+    register ||
+    String(interaction?.params.prompt ?? '')
+      .split(' ')
+      .includes('create')
+      ? 'registration'
+      : 'login';
 
   /**
    * A sign-in through these pages binds the browser as the identity API's does (device cookie, account
    * saved on the device): the device becomes the account's own lockout source, which an attacker's
    * failures elsewhere never lock (src/identity/brute-force/login-source.ts).
    */
-  const rememberDevice = async (ctx: Context, userId: string) => {
+  const rememberDevice = async (ctx: Context, userId: string, announce: boolean) => {
     const request = requestInfo(ctx);
     const now = clock.now();
     const device = await db.transaction((trx) =>
       bindDeviceAtSignIn(trx, readDeviceCookie(ctx), request, userId, now),
     );
     if (device.newDeviceSecret) setDeviceCookie(ctx, device.newDeviceSecret);
-    if (device.firstOnDevice) {
+    if (device.firstOnDevice && announce) {
       notifications.notify(device.firstOnDevice, {
         kind: 'new_device_sign_in',
         device: browserNameOf(request.userAgent),
@@ -179,68 +306,146 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
     ctx.redirect(returnTo);
   };
 
-  router.get('/', async (ctx) => {
-    const interaction = await details(ctx);
-    if (interaction.prompt.name === 'login') {
-      return renderStep(ctx, interaction, await startLogin(ctx, interaction));
+  /** A saved account chosen on the login screen: its identifier, submitted as the first step. */
+  const chooseSavedAccount = async (ctx: Context, page: PageRequest, flow: FlowInProgress, id: string) => {
+    const device = await findDeviceBinding(db, readDeviceCookie(ctx));
+    const account = device
+      ? (await listSavedAccounts(db, device)).find((saved) => saved.id === id)
+      : undefined;
+    const identifier = account?.email ?? account?.phone;
+    if (!identifier || flow.nextStep !== 'phone-email') return renderStep(ctx, page, flow);
+    return submit(ctx, page, flow.session.id, { 'phone-email': { identifier } });
+  };
+
+  router.get('/:lang/auth', async (ctx) => {
+    const query = pageQuery.parse(ctx.query);
+    const lang = pageLanguage(ctx);
+    const interaction = query.interaction ? await details(ctx, query.interaction) : undefined;
+    const page: PageRequest = { lang, interaction, returnTo: localPath(query.return_to) };
+    if (interaction?.prompt.name === 'consent') return renderConsent(ctx, page, interaction);
+    if (interaction && !signInPrompts.has(interaction.prompt.name)) {
+      throw new ApiError(400, 'unsupported_prompt', `Prompt ${interaction.prompt.name} is not supported.`);
     }
-    if (interaction.prompt.name === 'consent') {
-      return renderConsent(ctx, interaction);
-    }
-    throw new ApiError(400, 'unsupported_prompt', `Prompt ${interaction.prompt.name} is not supported.`);
+    const flow = await startFlow(ctx, flowKindFor(interaction, query.register === '1'), interaction);
+    if (query.account) return chooseSavedAccount(ctx, page, flow, query.account);
+    return renderStep(ctx, page, flow);
   });
 
-  router.get('/restart', async (ctx) => {
-    const interaction = await details(ctx);
-    ctx.status = 303;
-    ctx.redirect(interactionPath(interaction.uid));
-  });
+  const submit = async (
+    ctx: Context,
+    page: PageRequest,
+    flowId: string,
+    inputs: Record<string, unknown>,
+  ): Promise<void> => {
+    const { interaction } = page;
+    const binding = { interactionUid: interaction?.uid };
+    const request = requestInfo(ctx);
+    const deviceCookie = readDeviceCookie(ctx);
+    let outcome;
+    try {
+      if (rateLimits) {
+        await rateLimits.consume(flowStepRateLimit, `${request.ip}:${sha256(flowId)}`).catch((error) => {
+          throw error instanceof RateLimitExceeded ? error.toApiError() : error;
+        });
+      }
+      outcome = await flows.submitScreen(
+        flowId,
+        inputs,
+        { ...request, deviceCookie },
+        {
+          binding,
+          // The service's own sign-in: the main-auth session, in the transaction that ends the flow.
+          ...(interaction
+            ? {}
+            : {
+                onComplete: (trx, completed) =>
+                  completeSignIn(trx, deps.signing, { ...completed, request, deviceCookie }, clock.now()),
+              }),
+        },
+      );
+    } catch (caught) {
+      const error = toApiError(caught);
+      if (error.status >= 500) throw caught;
+      if (error.code === 'flow_session_invalid') {
+        const kind = flowKindFor(interaction, false);
+        return renderStep(ctx, page, await startFlow(ctx, kind, interaction), error);
+      }
+      // The flow stays where it was: show the same step again with the reason.
+      const session = await flows.resume(flowId, binding);
+      return renderStep(ctx, page, flows.inProgress(session), error);
+    }
+    if (outcome.status === 'in_progress') return renderStep(ctx, page, outcome);
+    if (interaction) {
+      const refusedLink = await federation?.completePendingLink(ctx, interaction.uid, outcome.userId);
+      if (refusedLink) {
+        return federation!.renderError(
+          ctx,
+          refusedLink.error,
+          interaction.uid,
+          page.lang,
+          refusedLink.provider,
+        );
+      }
+      await rememberDevice(ctx, outcome.userId, outcome.flow === 'login');
+      return finish(
+        ctx,
+        { login: { accountId: outcome.userId, amr: outcome.authMethods, remember: true } },
+        false,
+      );
+    }
+    const signedIn = outcome.completion!;
+    setRefreshCookie(
+      ctx,
+      deps.apiPrefix,
+      signedIn.refreshToken.value,
+      signedIn.refreshToken.expiresAt,
+      clock.now(),
+    );
+    if (signedIn.newDeviceSecret) setDeviceCookie(ctx, signedIn.newDeviceSecret);
+    if (signedIn.newDeviceFor) {
+      notifications.notify(signedIn.newDeviceFor, {
+        kind: 'new_device_sign_in',
+        device: browserNameOf(request.userAgent),
+        ip: request.ip,
+        at: clock.now(),
+      });
+    }
+    if (page.returnTo) {
+      ctx.status = 303;
+      return ctx.redirect(publicPath(ctx, page.returnTo));
+    }
+    const user = await findUserById(db, outcome.userId);
+    renderPage(ctx, 'signed-in', {
+      lang: page.lang,
+      brand: deps.brand,
+      name: [user?.givenName, user?.familyName].filter(Boolean).join(' ') || user?.email || user?.phone || '',
+      switchTarget: `/${page.lang}/auth`,
+    });
+  };
 
-  router.post('/step', forms, async (ctx) => {
-    const interaction = await details(ctx);
-    if (interaction.prompt.name !== 'login')
-      throw new ApiError(409, 'step_out_of_order', 'Sign-in is already done.');
+  router.post('/:lang/auth/step', forms, async (ctx) => {
     const form = stepForm.parse(ctx.request.body);
+    const lang = pageLanguage(ctx);
+    const interaction = form.interaction ? await details(ctx, form.interaction) : undefined;
+    if (interaction && !signInPrompts.has(interaction.prompt.name))
+      throw new ApiError(409, 'step_out_of_order', 'Sign-in is already done.');
     const body = ctx.request.body as Record<string, unknown>;
     const stepIds = form.step.split('+');
     const inputs =
       stepIds.length > 1
         ? Object.fromEntries(stepIds.map((stepId) => [stepId, body[stepId] ?? {}]))
         : { [form.step]: body };
-    let outcome;
-    try {
-      const request = requestInfo(ctx);
-      if (rateLimits) {
-        await rateLimits.consume(flowStepRateLimit, `${request.ip}:${sha256(form.flow)}`).catch((error) => {
-          throw error instanceof RateLimitExceeded ? error.toApiError() : error;
-        });
-      }
-      const fromDevice = { ...request, deviceCookie: readDeviceCookie(ctx) };
-      outcome = await flows.submitScreen(form.flow, inputs, fromDevice, {
-        binding: { interactionUid: interaction.uid },
-      });
-    } catch (caught) {
-      const error = toApiError(caught);
-      if (error.status >= 500) throw caught;
-      if (error.code === 'flow_session_invalid') {
-        return renderStep(ctx, interaction, await startLogin(ctx, interaction), error);
-      }
-      // The flow stays where it was: show the same step again with the reason.
-      const session = await flows.resume(form.flow, { interactionUid: interaction.uid });
-      return renderStep(ctx, interaction, flows.inProgress(session), error);
-    }
-    if (outcome.status === 'in_progress') return renderStep(ctx, interaction, outcome);
-    const refusedLink = await federation?.completePendingLink(ctx, interaction.uid, outcome.userId);
-    if (refusedLink) {
-      const language = federation!.language(ctx, interaction.params.ui_locales);
-      return federation!.renderError(ctx, refusedLink.error, interaction.uid, language, refusedLink.provider);
-    }
-    await rememberDevice(ctx, outcome.userId);
-    await finish(
-      ctx,
-      { login: { accountId: outcome.userId, amr: outcome.authMethods, remember: true } },
-      false,
-    );
+    await submit(ctx, { lang, interaction, returnTo: localPath(form.return_to) }, form.flow, inputs);
+  });
+
+  /** "Remove from this device" on the login screen; back to the same screen. */
+  router.post('/:lang/auth/saved-accounts/:id/remove', forms, async (ctx) => {
+    const id = z.uuid().safeParse(ctx.params.id);
+    const back = z.object({ back: z.string().max(2000).optional() }).parse(ctx.request.body ?? {});
+    const device = await findDeviceBinding(db, readDeviceCookie(ctx));
+    if (device && id.success) await removeSavedAccount(db, device, id.data, clock.now());
+    ctx.status = 303;
+    ctx.redirect(publicPath(ctx, localPath(back.back) ?? `/${pageLanguage(ctx)}/auth`));
   });
 
   const consentScopes = (interaction: Interaction, allowed: Set<string>): string[] => {
@@ -248,28 +453,28 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
     return missing.filter((scope) => allowed.has(scope) && isOidcScope(scope));
   };
 
-  const renderConsent = async (ctx: Context, interaction: Interaction) => {
+  const renderConsent = async (ctx: Context, page: PageRequest, interaction: Interaction) => {
     const client = await provider.Client.find(String(interaction.params.client_id));
     if (!client) throw new ApiError(400, 'invalid_client', 'The application is no longer available.');
     const scopes = consentScopes(interaction, new Set(allowedScopesOf(client as never)));
     renderPage(ctx, 'interaction/consent', {
+      lang: page.lang,
+      brand: deps.brand,
       clientName: client.clientName ?? client.clientId,
-      action: `${interactionPath(interaction.uid)}/consent`,
-      scopes: scopes
-        .filter((scope) => scope !== 'openid')
-        .map((scope) => ({
-          name: scope,
-          description: scopeDescriptions[scope as keyof typeof scopeDescriptions],
-        })),
+      clientLogo: typeof client.logoUri === 'string' ? client.logoUri : undefined,
+      interactionUid: interaction.uid,
+      action: publicPath(ctx, `/${page.lang}/auth/consent`),
+      switchTarget: authPagePath(page.lang, { interaction: interaction.uid }),
+      scopes: scopes.filter((scope) => scope !== 'openid').map((scope) => ({ name: scope })),
     });
   };
 
-  router.post('/consent', forms, async (ctx) => {
-    const interaction = await details(ctx);
+  router.post('/:lang/auth/consent', forms, async (ctx) => {
+    const form = consentForm.parse(ctx.request.body);
+    const interaction = await details(ctx, form.interaction);
     if (interaction.prompt.name !== 'consent')
       throw new ApiError(409, 'step_out_of_order', 'Nothing to consent to.');
-    const { decision } = consentForm.parse(ctx.request.body);
-    if (decision === 'deny') {
+    if (form.decision === 'deny') {
       return finish(ctx, { error: 'access_denied', error_description: 'the user denied access' }, true);
     }
     const accountId = interaction.session!.accountId;
@@ -290,7 +495,18 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
     await finish(ctx, { consent: { grantId } }, true);
   });
 
+  /** The address of the first version of these pages: on to /:lang/auth. */
+  router.get('/interaction/:uid', (ctx) => {
+    ctx.status = 303;
+    ctx.redirect(publicPath(ctx, authPagePath(pageLanguage(ctx), { interaction: ctx.params.uid })));
+  });
+
   return router;
 }
 
 class InteractionMismatch extends Error {}
+
+const languageSegment = /^[a-z]{2}(-[A-Za-z]{2,4})?$/;
+
+/** The prompts this page answers with a flow (prompt=create rides on login: interaction-policy.ts). */
+const signInPrompts = new Set(['login']);

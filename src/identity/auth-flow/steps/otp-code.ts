@@ -61,6 +61,7 @@ export function createOtpCodeStep(deps: OtpCodeStepDeps): AuthFlowStep<OtpCodeIn
             userId,
             transport: input.transport,
             delivery: userId ? 'background' : 'none',
+            lang: session.context.lang,
           },
         );
         throw new ApiError(

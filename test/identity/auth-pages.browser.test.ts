@@ -1,0 +1,300 @@
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../support/browser.js';
+import { callbackUri, createTestClient, createTestUser, uniqueEmail } from '../support/fixtures.js';
+import {
+  buildAuthorizationRequest,
+  discover,
+  oidc,
+  type AuthorizationRequest,
+} from '../support/relying-party.js';
+import { startTestService, type TestService } from '../support/test-service.js';
+
+// The pages people use, in Debian's chromium: /:lang/auth (sign-in, registration, saved accounts),
+// consent, reset-password detour, logout with and without script, in English and Russian, each
+// page scanned by axe-core (WCAG 2.1 A/AA + best practice) in light and dark colour schemes.
+// Screenshots go to test-artifacts/ (not committed).
+
+const artifacts = path.resolve('test-artifacts/auth-pages');
+const axeSource = fs.readFileSync(
+  path.join(path.dirname(createRequire(import.meta.url).resolve('axe-core')), 'axe.min.js'),
+  'utf8',
+);
+const signedOutUri = 'http://localhost:8080/signed-out';
+
+let service: TestService;
+let browser: Browser;
+beforeAll(async () => {
+  fs.mkdirSync(artifacts, { recursive: true });
+  [service, browser] = await Promise.all([startTestService(), launchChromium()]);
+});
+afterAll(async () => {
+  await browser?.close();
+  await service?.close();
+});
+
+/** A browser context where the relying party's addresses answer a tiny page. */
+async function relyingPartyContext(options: { javaScriptEnabled?: boolean; locale?: string } = {}) {
+  const context = await browser.newContext(options);
+  await context.route('http://localhost:8080/**', (route) =>
+    route.fulfill({ status: 200, contentType: 'text/html', body: '<h1>relying party</h1>' }),
+  );
+  return context;
+}
+
+async function withContext<T>(
+  run: (context: BrowserContext, page: Page) => Promise<T>,
+  options: { javaScriptEnabled?: boolean; locale?: string } = {},
+): Promise<T> {
+  const context = await relyingPartyContext(options);
+  const page = await context.newPage();
+  try {
+    return await run(context, page);
+  } catch (error) {
+    // Where it stopped, for the report: the address, the text, a screenshot.
+    const text = await page
+      .locator('body')
+      .innerText()
+      .catch(() => '');
+    await page.screenshot({ path: path.join(artifacts, 'failure.png') }).catch(() => undefined);
+    throw new Error(`${(error as Error).message}\nat ${page.url()}:\n${text}`, { cause: error });
+  } finally {
+    await context.close();
+  }
+}
+
+/** axe-core on the page as it is, light and dark: zero violations, or the list of them. */
+async function expectAccessible(page: Page, name: string) {
+  for (const scheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: scheme });
+    await page.evaluate(axeSource);
+    const violations = await page.evaluate(async () => {
+      const result = await (
+        globalThis as unknown as { axe: { run(o: unknown): Promise<{ violations: unknown[] }> } }
+      ).axe.run({
+        runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] },
+      });
+      return (result.violations as { id: string; nodes: { target: string[] }[] }[]).map(
+        (violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`,
+      );
+    });
+    await page.screenshot({ path: path.join(artifacts, `${name}-${scheme}.png`), fullPage: true });
+    expect(violations.join('\n'), `${name} (${scheme})`).toBe('');
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+}
+
+async function client(parameters: Record<string, string> = {}) {
+  const { client } = await createTestClient(service.service.db, {
+    name: 'Demo app',
+    postLogoutRedirectUris: [signedOutUri],
+  });
+  const config = await discover(service.issuer, client.clientId);
+  const request = await buildAuthorizationRequest(config, parameters);
+  return { client, config, request };
+}
+
+async function redeem(config: oidc.Configuration, request: AuthorizationRequest, page: Page) {
+  await page.waitForURL(`${callbackUri}?**`);
+  return oidc.authorizationCodeGrant(config, new URL(page.url()), {
+    pkceCodeVerifier: request.codeVerifier,
+    expectedState: request.state,
+    expectedNonce: request.nonce,
+  });
+}
+
+const submit = (page: Page, name: string | RegExp) => page.getByRole('button', { name, exact: true }).click();
+
+describe('/:lang/auth in a real browser', { timeout: 120_000 }, () => {
+  it('registers through prompt=create (email, code, password), consents and returns to the client; then signs in from the saved account', async () => {
+    const email = uniqueEmail('newcomer');
+    const password = 'seven purple elephants dancing';
+    await withContext(async (context, page) => {
+      const { config, request } = await client({ prompt: 'create' });
+      await page.goto(request.url.toString());
+      expect(new URL(page.url()).pathname).toBe('/en/auth');
+      await page.getByRole('heading', { name: 'Create an account' }).waitFor();
+      await expectAccessible(page, 'register-identifier-en');
+      await page.getByLabel('Email or phone').fill(email);
+      await submit(page, 'Continue');
+
+      await page.getByRole('heading', { name: 'Confirm your email or phone' }).waitFor();
+      const code = service.service.developmentMessages.latestTo(email)!.code!;
+      await expectAccessible(page, 'register-code-en');
+      await page.getByLabel('Code').fill(code);
+      await submit(page, 'Continue');
+
+      await page.getByRole('heading', { name: 'Choose a password' }).waitFor();
+      await page.getByLabel('Password', { exact: true }).fill(password);
+      await submit(page, 'Continue');
+
+      await page.getByRole('heading', { name: 'Demo app wants to access your account' }).waitFor();
+      await expectAccessible(page, 'consent-en');
+      await submit(page, 'Allow');
+      const tokens = await redeem(config, request, page);
+      expect(tokens.claims()!.email).toBe(email);
+
+      // A later sign-in on this device: the provider session is gone, the saved account is listed.
+      await context.clearCookies({ name: '_session' });
+      await context.clearCookies({ name: '_session.sig' });
+      const again = await client();
+      await page.goto(again.request.url.toString());
+      const saved = page.getByRole('link', { name: `Continue as ${email}` });
+      await saved.waitFor();
+      await expectAccessible(page, 'saved-accounts-en');
+      await saved.click();
+      await page.getByRole('heading', { name: 'Enter your password' }).waitFor();
+      expect(await page.getByTestId('identifier').textContent()).toBe(email);
+      await page.getByLabel('Password', { exact: true }).fill(password);
+      await submit(page, 'Sign in');
+      await submit(page, 'Allow');
+      await redeem(again.config, again.request, page);
+    });
+  });
+
+  it('speaks Russian from ui_locales: labels, errors with plural forms, consent, and switches language keeping the sign-in', async () => {
+    const user = await createTestUser(service.service.db);
+    await withContext(async (_context, page) => {
+      const { config, request } = await client({ ui_locales: 'ru' });
+      await page.goto(request.url.toString());
+      expect(new URL(page.url()).pathname).toBe('/ru/auth');
+      expect(await page.getAttribute('html', 'lang')).toBe('ru');
+      await page.getByRole('heading', { name: 'Вход' }).waitFor();
+      await expectAccessible(page, 'identifier-ru');
+
+      // The language switch: the same sign-in, in English, and back.
+      await page.getByRole('link', { name: 'English' }).click();
+      await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+      expect(await page.getAttribute('html', 'lang')).toBe('en');
+      await page.getByRole('link', { name: 'Русский' }).click();
+      await page.getByRole('heading', { name: 'Вход' }).waitFor();
+
+      await page.getByLabel('Электронная почта или телефон').fill(user.email!);
+      await submit(page, 'Продолжить');
+      await page.getByRole('heading', { name: 'Введите пароль' }).waitFor();
+      await page.getByLabel('Пароль', { exact: true }).fill('not the password');
+      await submit(page, 'Войти');
+      const error = page.getByRole('alert');
+      await error.waitFor();
+      expect(await error.textContent()).toBe('Неверная почта, телефон или пароль.');
+      expect(await page.getByLabel('Пароль', { exact: true }).getAttribute('aria-invalid')).toBe('true');
+      await expectAccessible(page, 'password-error-ru');
+
+      await page.getByLabel('Пароль', { exact: true }).fill(user.password);
+      await submit(page, 'Войти');
+      await page
+        .getByRole('heading', { name: 'Demo app запрашивает доступ к вашей учётной записи' })
+        .waitFor();
+      expect(await page.getByText('Ваш адрес электронной почты').count()).toBe(1);
+      await expectAccessible(page, 'consent-ru');
+      await submit(page, 'Разрешить');
+      await redeem(config, request, page);
+    });
+  });
+
+  it('Forgot password? carries the identifier and comes back into the interrupted sign-in', async () => {
+    const user = await createTestUser(service.service.db);
+    const newPassword = 'four quiet rivers under snow';
+    await withContext(async (_context, page) => {
+      const { config, request } = await client();
+      await page.goto(request.url.toString());
+      await page.getByLabel('Email or phone').fill(user.email!);
+      await submit(page, 'Continue');
+      await expectAccessible(page, 'password-en');
+      await page.getByRole('link', { name: 'Forgot password?' }).click();
+
+      await page.getByRole('heading', { name: 'Reset your password' }).waitFor();
+      expect(await page.getByLabel('Email or phone').inputValue()).toBe(user.email);
+      await expectAccessible(page, 'reset-request-en');
+      await submit(page, 'Send the code');
+      await page.getByLabel('Code').waitFor();
+      const code = service.service.developmentMessages.latestTo(user.email!)!.code!;
+      await page.getByLabel('Code').fill(code);
+      await submit(page, 'Continue');
+      await page.getByLabel('New password', { exact: true }).fill(newPassword);
+      await page.getByLabel('Repeat the new password').fill(newPassword);
+      await expectAccessible(page, 'reset-password-en');
+      await submit(page, 'Set the new password');
+      await page.getByRole('heading', { name: 'Password changed' }).waitFor();
+      await expectAccessible(page, 'reset-done-en');
+      await page.getByRole('link', { name: 'Continue signing in' }).click();
+
+      await page.getByLabel('Email or phone').fill(user.email!);
+      await submit(page, 'Continue');
+      await page.getByLabel('Password', { exact: true }).fill(newPassword);
+      await submit(page, 'Sign in');
+      await submit(page, 'Allow');
+      await redeem(config, request, page);
+    });
+  });
+
+  it('deny on consent sends the person back with access_denied', async () => {
+    const user = await createTestUser(service.service.db);
+    await withContext(async (_context, page) => {
+      const { request } = await client();
+      await page.goto(request.url.toString());
+      await page.getByLabel('Email or phone').fill(user.email!);
+      await submit(page, 'Continue');
+      await page.getByLabel('Password', { exact: true }).fill(user.password);
+      await submit(page, 'Sign in');
+      await submit(page, 'Deny');
+      await page.waitForURL(`${callbackUri}?**`);
+      expect(new URL(page.url()).searchParams.get('error')).toBe('access_denied');
+    });
+  });
+
+  it('signs out without JavaScript: the no-script button finishes the logout', async () => {
+    const user = await createTestUser(service.service.db);
+    await withContext(
+      async (_context, page) => {
+        const { config, request } = await client();
+        await page.goto(request.url.toString());
+        await page.getByLabel('Email or phone').fill(user.email!);
+        await submit(page, 'Continue');
+        await page.getByLabel('Password', { exact: true }).fill(user.password);
+        await submit(page, 'Sign in');
+        await submit(page, 'Allow');
+        const tokens = await redeem(config, request, page);
+
+        const logout = oidc.buildEndSessionUrl(config, {
+          id_token_hint: tokens.id_token!,
+          post_logout_redirect_uri: signedOutUri,
+        });
+        await page.goto(logout.toString());
+        await page.getByRole('heading', { name: 'Sign out?' }).waitFor();
+        await page.screenshot({ path: path.join(artifacts, 'logout-noscript-en.png') });
+        await submit(page, 'Sign out');
+        await page.waitForURL(`${signedOutUri}**`);
+
+        // The provider's session is over: the next authorize asks for a login again.
+        const again = await client();
+        await page.goto(again.request.url.toString());
+        await page.getByLabel('Email or phone').waitFor();
+      },
+      { javaScriptEnabled: false },
+    );
+  });
+
+  it('error pages speak plainly, in the language asked, with a way back', async () => {
+    await withContext(async (_context, page) => {
+      await page.goto(service.url('/ru/auth?interaction=unknown'));
+      expect(await page.getAttribute('html', 'lang')).toBe('ru');
+      await page.getByRole('heading', { name: 'Не удалось продолжить' }).waitFor();
+      expect(await page.getByTestId('error-description').textContent()).toContain('устарела');
+      await expectAccessible(page, 'error-ru');
+
+      await page.goto(service.url('/oauth/authorize?client_id=nobody&response_type=code&scope=openid'));
+      const text = await page.locator('main').textContent();
+      expect(text).not.toContain('client is invalid');
+      await expectAccessible(page, 'error-en');
+
+      // A language we do not have: English, marked as English.
+      await page.goto(service.url('/de/reset-password'));
+      expect(await page.getAttribute('html', 'lang')).toBe('en');
+      await page.getByRole('heading', { name: 'Reset your password' }).waitFor();
+    });
+  });
+});
