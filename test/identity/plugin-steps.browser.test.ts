@@ -100,9 +100,9 @@ describe('plugin steps as sanitized HTML and as an isolated frame, in a real bro
     const page = await context.newPage();
     await page.goto(request.url.toString());
     await page.fill('#identifier', user.email!);
-    await page.click('button[type=submit]');
+    await page.click('form:has(#identifier) button[type=submit]');
     await page.fill('#password', user.password);
-    await page.click('button[type=submit]');
+    await page.click('form:has(#password) button[type=submit]');
 
     // Sanitized HTML: the text and the safe link stay; script, handler and javascript: URL are gone.
     const html = page.getByTestId('plugin-html');
@@ -115,7 +115,7 @@ describe('plugin steps as sanitized HTML and as an isolated frame, in a real bro
     );
     expect(await page.evaluate('window.pwned')).toBeUndefined();
     await page.check('input[name=accept]');
-    await page.click('button[type=submit]');
+    await page.click('form:has(input[name=accept]) button[type=submit]');
 
     // The frame: sandboxed, on its own origin, allowed by the page's CSP.
     const frameElement = page.getByTestId('plugin-frame');
@@ -157,7 +157,8 @@ describe('plugin steps as sanitized HTML and as an isolated frame, in a real bro
       new Date(),
     );
     await context.close();
-  });
+    // A whole sign-in with four screens in a real browser (plus a refused answer).
+  }, 90_000);
 
   it('refuses a frame on the service’s own origin or over plain http elsewhere', () => {
     const step = { id: 'x', title: 'x', input: z.object({}), run: async () => ({}) };
