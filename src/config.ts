@@ -2,6 +2,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { brandFrom, brandSettings, type Brand } from './brand.js';
 import { oauthProviderListSchema } from './identity/federation/oauth-provider-config.js';
+import { defaults } from './defaults.js';
 
 /**
  * The service's whole configuration, read from environment variables once at start.
@@ -121,10 +122,18 @@ export const environmentSchema = z.object({
       .int()
       .min(5)
       .max(30 * 24 * 60)
-      .default(7 * 24 * 60),
+      .default(defaults.sessions.idleTimeoutSeconds / 60),
   ),
   /** Minutes a login or re-authentication allows sensitive account changes (default 5; session-policy.ts). */
-  REAUTH_WINDOW_MINUTES: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(60).default(5)),
+  REAUTH_WINDOW_MINUTES: z.preprocess(
+    emptyAsUndefined,
+    z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(60)
+      .default(defaults.sessions.reauthenticationMaxAgeSeconds / 60),
+  ),
   /** Origin of crm's API (the snapshot reads); unset: the dashboards show no crm snapshots. */
   CRM_BASE_URL: z.preprocess(emptyAsUndefined, z.url({ protocol: /^https?$/ }).optional()),
   /** The client-credentials client management reads crm's snapshots with (service:crm.* scopes). */
@@ -168,8 +177,13 @@ export const environmentSchema = z.object({
       .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be letters, digits, - or _')
       .default('management'),
   ),
-  // The product's name, logo and primary colour on the pages (src/http/brand.ts, docs/pages.md).
+  // The product's name, logo and primary colour on the pages (src/brand.ts, docs/pages.md).
   ...brandSettings.shape,
+  /** Bearer token Prometheus presents at GET /metrics; unset: /metrics answers this machine only. */
+  METRICS_TOKEN: z.preprocess(
+    emptyAsUndefined,
+    z.string().min(32, 'must have at least 32 characters').optional(),
+  ),
 });
 
 export type Environment = z.infer<typeof environmentSchema>;
@@ -215,6 +229,8 @@ export interface Config {
     stream: string;
     durableName: string;
   };
+  /** See METRICS_TOKEN. */
+  metricsToken: string | undefined;
 }
 
 /** Variables whose values never appear in an error message. */
@@ -223,6 +239,7 @@ const secretVariables = new Set([
   'SMTP_URL',
   'SMS_WEBHOOK_SECRET',
   'CRM_CLIENT_SECRET',
+  'METRICS_TOKEN',
   'FEDERATION_PROVIDERS',
 ]);
 
@@ -316,6 +333,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       stream: environment.NATS_MANAGEMENT_STREAM,
       durableName: environment.NATS_CRM_CONSUMER,
     },
+    metricsToken: environment.METRICS_TOKEN,
   };
 }
 

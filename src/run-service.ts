@@ -9,6 +9,7 @@ import { migrateToLatest } from './db/migrate.js';
 import { createEventBus } from './events/create-event-bus.js';
 import { resolveSecrets } from './keys/development-secrets.js';
 import type { Logger } from './logger.js';
+import { listen, ListenError } from './operations/listen.js';
 import { createIdentityService } from './service.js';
 
 /**
@@ -61,7 +62,16 @@ export async function runService(config: Config, logger: Logger, workerIndex?: n
 
   const server = http.createServer(service.app.callback());
   server.keepAliveTimeout = 65_000;
-  await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
+  try {
+    await listen(server, config.port, config.host);
+  } catch (error) {
+    if (!(error instanceof ListenError)) throw error;
+    console.error(`Cannot start: ${error.message}.`);
+    await service.close();
+    await database.close();
+    await channel?.close();
+    process.exit(1);
+  }
   if (workerIndex !== undefined) logger.info({ worker: workerIndex }, `worker ${workerIndex} ready`);
   else
     logger.info(

@@ -4,6 +4,7 @@ import compose from 'koa-compose';
 import type { Provider } from 'oidc-provider';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
+import { resolveSettings, type ServiceSettings, type SettingsOverrides } from './defaults.js';
 import { openDatabase, type Database, type DatabaseHandle } from './db/database.js';
 import { createEventBus } from './events/create-event-bus.js';
 import type { EventBus } from './events/event-bus.js';
@@ -12,6 +13,7 @@ import { assetRoutes } from './http/assets.js';
 import { requireRecentAuthentication } from './http/bearer-auth.js';
 import { errorPageAnswer, jsonErrorAnswer, uncaughtErrors } from './http/error-handler.js';
 import { jsonNotFound } from './http/json-api.js';
+import { ownPaths } from './http/own-paths.js';
 import { RateLimits } from './http/rate-limit.js';
 import { securityHeaders } from './http/security-headers.js';
 import { authFlowRoutes } from './identity/api/auth-flow-routes.js';
@@ -22,6 +24,9 @@ import { savedAccountRoutes } from './identity/api/saved-account-routes.js';
 import { securitySessionRoutes } from './identity/api/security-session-routes.js';
 import { AuthFlowEngine } from './identity/auth-flow/flow-engine.js';
 import { Federation } from './identity/federation/federation-routes.js';
+import { LinkedProviders } from './identity/federation/linked-providers.js';
+import { linkedProviderRoutes } from './identity/api/linked-provider-routes.js';
+import { firstPasswordRoutes } from './identity/api/first-password-routes.js';
 import type { OAuthProviderConfig } from './identity/federation/oauth-provider-config.js';
 import { OAuthProviderRegistry } from './identity/federation/oauth-provider-registry.js';
 import { StepRegistry } from './identity/auth-flow/step-registry.js';
@@ -48,6 +53,10 @@ import { createOtpCodeStep } from './identity/auth-flow/steps/otp-code.js';
 import { createRegistrationCodeStep } from './identity/auth-flow/steps/otp-code-registration.js';
 import { passwordRegistrationStep } from './identity/auth-flow/steps/password-registration.js';
 import { profileStep } from './identity/auth-flow/steps/profile.js';
+import { accountSelectionStep } from './identity/auth-flow/steps/account-selection.js';
+import { createQrStep } from './identity/auth-flow/steps/qr.js';
+import { qrLoginRoutes } from './identity/api/qr-login-routes.js';
+import { qrApprovePageRoutes } from './identity/pages/qr-approve-page.js';
 import { phoneEmailRegistrationStep } from './identity/auth-flow/steps/phone-email-registration.js';
 import { createAccountFinisher } from './identity/registration/create-account.js';
 import { resetPasswordPageRoutes } from './identity/pages/reset-password-page.js';
@@ -92,6 +101,8 @@ import { createManagement, type Management } from './management/management.js';
 import { createAdmin } from './admin/admin.js';
 import { platformEvents, platformProducer, type PlatformEvents } from './platform/events/platform-events.js';
 import { createPlatform, type Platform } from './platform/platform.js';
+import { createOperations } from './operations/operations.js';
+import type { ServiceMetrics } from './operations/service-metrics.js';
 import type { TokenVerification } from './tokens/principal.js';
 
 const engineOnlyPaths = new Set<string>([
@@ -129,11 +140,18 @@ export interface IdentityServiceOptions {
   relayEvents?: boolean;
   /** Third-party identity providers (oauth_provider plugins), instead of FEDERATION_PROVIDERS. */
   oauthProviders?: OAuthProviderConfig[];
+  /** Instead of the defaults (src/defaults.ts): lifetimes, session rules, rate-limit rules. */
+  settings?: SettingsOverrides;
 }
 
 export interface IdentityService {
-  /** A Koa app: listen with `app.callback()`, or mount it in another Koa app. */
+  /** The service as a Koa app of its own: listen with `app.callback()` (it answers every path). */
   app: Koa;
+  /**
+   * The service inside a host Koa app (`host.use(service.middleware)`): it answers its own paths and
+   * calls `next()` for every other one, so the host's routes keep working (docs/library.md).
+   */
+  middleware: Koa.Middleware;
   provider: Provider;
   db: Database;
   keys: { oidc: SigningKey; mainAuth: SigningKey; published: PublishedKeySet };
@@ -154,12 +172,16 @@ export interface IdentityService {
   logger: Logger;
   clock: Clock;
   config: Config;
+  /** The defaults (src/defaults.ts) with the overrides this service was given. */
+  settings: ServiceSettings;
   /** Platform events: the outbox, its relay and the bus (embedded or NATS JetStream). */
   events: EventRuntime<PlatformEvents>;
   /** Platform reference data, feature flags, translation packages (/api/v2/platform). */
   platform: Platform;
   /** crm's events and snapshots, the dashboards (/api/v2/management, /:lang/management/dashboards). */
   management: Management;
+  /** The Prometheus metrics of this service (GET /metrics; docs/operations.md). */
+  metrics: ServiceMetrics;
   /** Stops background work and closes the database if this service opened it. */
   close(): Promise<void>;
 }
@@ -170,6 +192,11 @@ export interface IdentityService {
  */
 export async function createIdentityService(options: IdentityServiceOptions): Promise<IdentityService> {
   const { config } = options;
+  // The environment's session rules (npm start), then what the caller passed.
+  const settings = resolveSettings({
+    ...options.settings,
+    sessions: { ...config.sessions, ...options.settings?.sessions },
+  });
   const logger = options.logger ?? createLogger(config.logLevel);
   const clock = options.clock ?? systemClock;
   const database =
@@ -201,6 +228,12 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     cookieKeys: secrets.cookieKeys,
     signingKey: oidcKey,
     logger,
+    lifetimes: {
+      authorizationCode: settings.lifetimes.authorizationCode,
+      refreshToken: settings.lifetimes.refreshToken,
+      session: settings.lifetimes.oidcSession,
+      interaction: settings.lifetimes.interaction,
+    },
   });
   const revokedGrants = new RevokedGrants(db, clock, logger);
   await revokedGrants.start();
@@ -211,8 +244,8 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     // What an OAuth token is worth now: grant revoked, client disabled or first-party (all in memory).
     oauthTokens: oauthTokenStanding(provider, revokedGrants),
   };
-  const rateLimits = new RateLimits(db);
-  const sessionPolicy: SessionPolicy = { ...config.sessions };
+  const rateLimits = new RateLimits(db, settings.rateLimits);
+  const sessionPolicy: SessionPolicy = { ...settings.sessions };
   // Every route acting on the signed-in user's account; and the sensitive ones (re-authentication).
   const signedIn = requireSignedIn({ db, clock, tokenVerification, sessionPolicy });
   const recentAuthentication = requireRecentAuthentication({
@@ -255,11 +288,14 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     .register(phoneEmailRegistrationStep)
     .register(createRegistrationCodeStep({ transports, rateLimits, logger }))
     .register(passwordRegistrationStep)
-    .register(profileStep);
+    .register(profileStep)
+    .register(accountSelectionStep)
+    .register(createQrStep({ issuer: config.issuer }));
   const flows = new AuthFlowEngine(db, clock, steps, new StoredFunnels(db), {
     planner: new UserFunnelPlanner(authMethods),
     finishers: { registration: createAccountFinisher(authMethods) },
   });
+  const signing: MainAuthSigning = { key: mainAuthKey, issuer: config.issuer, audience: config.apiAudience };
   const oauthProviders = new OAuthProviderRegistry();
   for (const provider of options.oauthProviders ?? config.oauthProviders) oauthProviders.register(provider);
   const federation = new Federation({
@@ -271,8 +307,9 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     notifications,
     logger,
     issuer: config.issuer,
+    signing,
+    apiPrefix: identityApiPrefix,
   });
-  const signing: MainAuthSigning = { key: mainAuthKey, issuer: config.issuer, audience: config.apiAudience };
   await prepareDecoyHash();
 
   const events = await startEventRuntime({
@@ -285,8 +322,35 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     clock,
     relayEvents: options.relayEvents ?? true,
   });
+  const operations = createOperations({
+    db,
+    clock,
+    bus: events.bus,
+    metricsToken: config.metricsToken,
+    enginePaths: [...Object.values(oauthRoutes), '/.well-known/openid-configuration'],
+  });
+  operations.observeEngine(provider);
   const platform = createPlatform({ config, db, clock, logger, events, tokenVerification });
-  const management = createManagement({ config, db, clock, logger, bus: events.bus, tokenVerification });
+  const management = createManagement({
+    config,
+    db,
+    clock,
+    logger,
+    bus: events.bus,
+    tokenVerification,
+    metricsRegistry: operations.metrics.registry,
+  });
+
+  const admin = createAdmin({
+    config,
+    db,
+    clock,
+    logger,
+    tokenVerification,
+    recentAuthentication,
+    steps,
+    authMethods,
+  });
 
   const app = new Koa();
   app.keys = secrets.cookieKeys;
@@ -296,6 +360,8 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
   app.silent = true;
   app.on('error', (error) => logger.error({ err: error }, 'unhandled request error'));
 
+  // Request ids and metrics first: they see every answer, errors included.
+  for (const middleware of operations.middleware) app.use(middleware);
   app.use(securityHeaders({ https: new URL(config.issuer).protocol === 'https:' }));
   // An error no router answered: in its endpoint's shape (503 + Retry-After when the database is away).
   const errorAnswers = {
@@ -312,6 +378,8 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
           : errorAnswers.page,
     ),
   );
+  // /healthz, /readyz, /metrics: never rate-limited, never the engine's.
+  app.use(operations.router.routes());
   // Before anything else of the OAuth endpoints (our own introspection included).
   app.use(clientRateLimiting({ rateLimits, provider, logger, clock }));
   // The engine last: everything our routes do not answer (authorize, token, revocation, discovery...).
@@ -338,6 +406,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     ssoOtcRoutes({ db, clock, rateLimits, signedIn, logger }),
     ssoInboundRoutes({ db, clock, provider, tokenVerification, logger }),
     inboundLoginPageRoutes(),
+    qrApprovePageRoutes(),
     clientRegistrationRoutes({ db, clock, tokenVerification, recentAuthentication, logger }),
     singleLogoutPageRoutes(),
     federation.routes(),
@@ -379,7 +448,10 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
         reauthenticationRoutes({ ...messaging, totp, sessionPolicy }),
         authMethodRoutes({ clock, manager: new AuthMethodManager(db, authMethods, notifications) }),
         savedAccountRoutes({ db, clock }),
+        linkedProviderRoutes({ clock, linkedProviders: new LinkedProviders(db, oauthProviders) }),
+        firstPasswordRoutes({ db, clock, notifications }),
         inboundLoginRoutes({ db, clock, rateLimits, signing, apiPrefix: identityApiPrefix }),
+        qrLoginRoutes({ db, clock, rateLimits }),
         passwordRoutes(passwordDeps),
         verificationRoutes({ ...messaging, notifications }),
         ...(config.env === 'production'
@@ -391,21 +463,21 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     platform.router,
     management.router,
     management.pages,
-    createAdmin({
-      config,
-      db,
-      clock,
-      logger,
-      tokenVerification,
-      recentAuthentication,
-      steps,
-      authMethods,
-    }).router,
-    // Last of our JSON APIs: an unknown path under /api/v2 is a JSON 404, not the engine's.
-    jsonNotFound('/api/v2', logger),
+    admin.router,
+    admin.pages,
   ];
   for (const router of routers) app.use(router.routes()).use(router.allowedMethods());
+  // Embedded, the service answers only these; the host answers the rest (own-paths.ts).
+  const ownsPath = ownPaths([operations.router, ...routers], {
+    prefixes: ['/oauth/', '/interaction/'],
+    paths: ['/.well-known/openid-configuration'],
+  });
+  // Standalone, last of our JSON APIs: an unknown path under /api/v2 is a JSON 404, not the engine's.
+  const apiNotFound = jsonNotFound('/api/v2', logger);
+  app.use(apiNotFound.routes());
   app.use(engine);
+  const ownStack = compose(app.middleware);
+  const middleware: Koa.Middleware = (ctx, next) => (ownsPath(ctx.path) ? ownStack(ctx) : next());
 
   const cleanup = options.backgroundJobs
     ? scheduleCleanup(db, clock, logger, [
@@ -418,6 +490,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
 
   return {
     app,
+    middleware,
     provider,
     db,
     keys: { oidc: oidcKey, mainAuth: mainAuthKey, published: keySet },
@@ -432,9 +505,11 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     logger,
     clock,
     config,
+    settings,
     events,
     platform,
     management,
+    metrics: operations.metrics,
     async close() {
       cleanup?.stop();
       closeProvider();

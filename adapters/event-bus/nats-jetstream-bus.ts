@@ -70,6 +70,7 @@ export class NatsJetStreamBus implements EventBus, DurableEventSource {
   #connection: NatsConnection | undefined;
   #js: JetStreamClient | undefined;
   #connected: Promise<void>;
+  #reachable = false;
   #closed = false;
   #connecting: Promise<void>;
 
@@ -403,14 +404,25 @@ export class NatsJetStreamBus implements EventBus, DurableEventSource {
     }
   }
 
+  /** Connected to NATS now (the stream made); false while the client reconnects. */
+  connected(): boolean {
+    return this.#reachable && !this.#closed;
+  }
+
   async #watchStatus(connection: NatsConnection): Promise<void> {
+    this.#reachable = true;
     for await (const status of connection.status()) {
-      if (status.type === 'disconnect') this.#logger.warn('disconnected from NATS; reconnecting');
+      if (status.type === 'disconnect') {
+        this.#reachable = false;
+        this.#logger.warn('disconnected from NATS; reconnecting');
+      }
       if (status.type === 'reconnect') {
+        this.#reachable = true;
         this.#logger.info('reconnected to NATS');
         this.#notifyReconnect();
       }
     }
+    this.#reachable = false;
   }
 
   /**

@@ -10,6 +10,7 @@ import type { TokenVerification } from '../tokens/principal.js';
 import { createAdminApi } from './admin-api.js';
 import { authFlowRoutes } from './auth-flow-routes.js';
 import { oauthClientRoutes } from './oauth-client-routes.js';
+import { oauthClientsPageRoutes } from './oauth-clients-page.js';
 import { userRoutes } from './user-routes.js';
 
 export interface AdminDeps {
@@ -28,10 +29,12 @@ export interface AdminDeps {
 export interface Admin {
   /** /api/v2/admin */
   router: Router;
+  /** /:lang/admin/oauth-clients */
+  pages: Router;
 }
 
 /** The administrators' module (docs/admin.md): the admin API (OAuth clients, funnels and allowed
- * methods, users). */
+ * methods, users) and the admin page of OAuth clients. */
 export function createAdmin(deps: AdminDeps): Admin {
   const { db, clock } = deps;
   return {
@@ -40,5 +43,6 @@ export function createAdmin(deps: AdminDeps): Admin {
       authFlowRoutes({ db, clock, steps: deps.steps, authMethods: deps.authMethods }),
       userRoutes({ db, clock }),
     ]),
+    pages: oauthClientsPageRoutes(),
   };
 }

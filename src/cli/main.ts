@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 import { systemClock } from '../clock.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { openDatabase, type DatabaseHandle } from '../db/database.js';

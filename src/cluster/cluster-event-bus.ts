@@ -31,6 +31,10 @@ export class ClusterEventBus implements EventBus {
     return this.local.onReconnect(handler);
   }
 
+  connected(): boolean {
+    return this.local.connected?.() ?? true;
+  }
+
   async close(): Promise<void> {
     process.off('message', this.#onMessage);
     await this.local.close();

@@ -19,8 +19,16 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
-// int8 (count(*), bigint ids) as number: our counters never exceed 2^53.
-pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+/**
+ * int8 (count(*), bigint ids) as number: our counters never exceed 2^53. Set on our own connections
+ * only, never pg's global parsers: a host app sharing the process keeps pg's defaults.
+ */
+const typeParsers = {
+  getTypeParser: (oid: number, format?: string): unknown =>
+    oid === pg.types.builtins.INT8
+      ? (value: string) => Number(value)
+      : pg.types.getTypeParser(oid, format as 'text'),
+};
 
 /**
  * The longest a query waits for a PostgreSQL connection, a new one (TCP, TLS, authentication) or a
@@ -81,6 +89,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
       connection: {
         connectionString: options.databaseUrl,
         application_name: 'identity-service',
+        types: typeParsers,
         connectionTimeoutMillis: timeoutMs,
         // A peer gone without a word (host down, network cut) is noticed on idle connections too.
         keepAlive: true,

@@ -25,4 +25,6 @@ export interface EventBus extends EventSource {
   /** Resolves when the bus has accepted the message (the broker acknowledged it); rejects otherwise. */
   publish(envelope: Envelope): Promise<void>;
   close(): Promise<void>;
+  /** Whether the broker is reachable now (GET /readyz); absent: always (an in-process bus). */
+  connected?(): boolean;
 }

@@ -25,21 +25,22 @@ export function assetRoutes(): Router {
   const vendor = new Map(
     Object.entries(vendorFiles).map(([name, locate]) => [name, fs.readFileSync(locate())]),
   );
+  // One route per file, none for other names: a host app mounting the service keeps the rest of /assets.
   const router = new Router();
-  router.get('/assets/vendor/:file', (ctx) => {
-    const file = vendor.get(ctx.params.file!);
-    if (!file) return;
-    ctx.type = 'text/javascript';
-    ctx.set('Cache-Control', 'public, max-age=86400');
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.body = file;
-  });
-  router.get('/assets/:file', (ctx) => {
-    const file = files.get(ctx.params.file!);
-    if (!file) return;
-    ctx.type = contentTypes[path.extname(ctx.params.file!)]!;
-    ctx.set('Cache-Control', 'public, max-age=3600');
-    ctx.body = file;
-  });
+  for (const [name, file] of vendor) {
+    router.get(`/assets/vendor/${name}`, (ctx) => {
+      ctx.type = 'text/javascript';
+      ctx.set('Cache-Control', 'public, max-age=86400');
+      ctx.set('X-Content-Type-Options', 'nosniff');
+      ctx.body = file;
+    });
+  }
+  for (const [name, file] of files) {
+    router.get(`/assets/${name}`, (ctx) => {
+      ctx.type = contentTypes[path.extname(name)]!;
+      ctx.set('Cache-Control', 'public, max-age=3600');
+      ctx.body = file;
+    });
+  }
   return router;
 }

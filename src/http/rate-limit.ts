@@ -4,6 +4,7 @@ import { sha256 } from '../crypto/digest.js';
 import type { Database } from '../db/database.js';
 import { tooManyRequests } from './api-error.js';
 import { PostgresRateLimitStore } from './rate-limit-postgres-store.js';
+import { currentRequest } from './request-context.js';
 
 /** A limit: `points` requests per `durationSeconds` window for one key. */
 export interface RateLimitRule {
@@ -69,8 +70,11 @@ export class RateLimits {
   readonly #limiters = new Map<string, RateLimiterAbstract>();
   readonly #store: { storeClient: unknown; storeType: 'client' };
   readonly #postgresStore: PostgresRateLimitStore | undefined;
+  readonly #overrides: Readonly<Record<string, Omit<RateLimitRule, 'name'>>>;
 
-  constructor(db: Database) {
+  /** `overrides`: points and windows by rule name, instead of the rules' own (a service's settings). */
+  constructor(db: Database, overrides: Readonly<Record<string, Omit<RateLimitRule, 'name'>>> = {}) {
+    this.#overrides = overrides;
     const config = db.client.config as { client?: unknown; connection?: pg.ClientConfig };
     // The store's own connections get the same settings as the pool's (timeouts, keep-alive).
     const connection = config.client === 'pg' ? config.connection : undefined;
@@ -86,9 +90,16 @@ export class RateLimits {
     await this.#postgresStore?.close();
   }
 
-  #limiter(rule: RateLimitRule): RateLimiterAbstract {
-    let limiter = this.#limiters.get(rule.name);
+  /** The rule as this service applies it. */
+  effective(rule: RateLimitRule): RateLimitRule {
+    const override = this.#overrides[rule.name];
+    return override ? { ...override, name: rule.name } : rule;
+  }
+
+  #limiter(given: RateLimitRule): RateLimiterAbstract {
+    let limiter = this.#limiters.get(given.name);
     if (!limiter) {
+      const rule = this.effective(given);
       limiter = new RateLimiterPostgres({
         ...this.#store,
         tableName: 'rate_limits',
@@ -128,7 +139,7 @@ export class RateLimits {
       if (rejection instanceof RateLimiterRes) throw exceeded(rule, rejection);
       throw rejection;
     }
-    if (counter.consumedPoints >= rule.points) throw exceeded(rule, counter);
+    if (counter.consumedPoints >= this.effective(rule).points) throw exceeded(rule, counter);
   }
 
   /** Counts `points` for `key` without refusing (the request was already answered). */
@@ -143,5 +154,6 @@ export class RateLimits {
 }
 
 function exceeded(rule: RateLimitRule, counter: RateLimiterRes): RateLimitExceeded {
+  currentRequest()?.observers.rateLimited?.(rule.name);
   return new RateLimitExceeded(rule, Math.max(1, Math.ceil(counter.msBeforeNext / 1000)));
 }

@@ -1,6 +1,16 @@
 import net from 'node:net';
 import type { Context } from 'koa';
-import type { RequestInfo } from '../identity/auth-flow/step.js';
+
+/** Who made a request: what the auth flows and sessions record and the brute-force protection keys on. */
+export interface RequestInfo {
+  ip: string;
+  userAgent: string;
+  /**
+   * The device-binding cookie the request presented, for the brute-force protection to recognise a
+   * device the account signed in on before. A secret: never stored (not part of a flow's context).
+   */
+  deviceCookie?: string | undefined;
+}
 
 /**
  * The caller's IP and user agent. Behind TRUST_PROXY=<hops> proxies, Koa's `ctx.ip` is the address the

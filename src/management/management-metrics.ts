@@ -9,27 +9,33 @@ import type { IngestionOutcome } from './ingestion/ingest-crm-messages.js';
  * app mounting two).
  */
 export class ManagementMetrics {
-  readonly registry = new Registry();
-  readonly #messages = new Counter({
-    name: 'management_crm_messages_total',
-    help: 'crm messages handled, by outcome (applied, superseded, duplicate, dead_lettered, rejected)',
-    labelNames: ['outcome'] as const,
-    registers: [this.registry],
-  });
-  readonly #batchSeconds = new Histogram({
-    name: 'management_crm_batch_seconds',
-    help: 'Time to apply one batch of crm messages (one transaction)',
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    registers: [this.registry],
-  });
-  readonly #snapshotFailures = new Counter({
-    name: 'management_crm_snapshot_failures_total',
-    help: 'crm snapshot reads that failed (crm down or a malformed answer); the last good snapshot was served',
-    labelNames: ['kind', 'reason'] as const,
-    registers: [this.registry],
-  });
+  readonly registry: Registry;
+  readonly #messages: Counter<'outcome'>;
+  readonly #batchSeconds: Histogram;
+  readonly #snapshotFailures: Counter<'kind' | 'reason'>;
 
-  constructor(db: Database) {
+  /** `registry`: the service's (GET /metrics shows these too); default a registry of its own. */
+  constructor(db: Database, registry = new Registry()) {
+    this.registry = registry;
+    this.#messages = new Counter({
+      name: 'management_crm_messages_total',
+      help: 'crm messages handled, by outcome (applied, superseded, duplicate, dead_lettered, rejected)',
+      labelNames: ['outcome'] as const,
+      registers: [this.registry],
+    });
+    this.#batchSeconds = new Histogram({
+      name: 'management_crm_batch_seconds',
+      help: 'Time to apply one batch of crm messages (one transaction)',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [this.registry],
+    });
+    this.#snapshotFailures = new Counter({
+      name: 'management_crm_snapshot_failures_total',
+      help: 'crm snapshot reads that failed (crm down or a malformed answer); the last good snapshot was served',
+      labelNames: ['kind', 'reason'] as const,
+      registers: [this.registry],
+    });
+
     new Gauge({
       name: 'management_crm_dead_letters',
       help: 'Dead letters waiting for a replay',

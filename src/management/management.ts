@@ -17,6 +17,7 @@ import { crmEventSourceFor } from './ingestion/crm-event-sources.js';
 import { ManagementMetrics } from './management-metrics.js';
 import { dashboardsPageRoutes } from './pages/dashboards-page.js';
 import { crmRetentionTasks } from './retention/crm-retention.js';
+import type { Registry } from 'prom-client';
 import { CrmSnapshotClient } from './snapshots/crm-snapshot-client.js';
 import { CrmSnapshots } from './snapshots/crm-snapshots.js';
 
@@ -29,6 +30,8 @@ export interface ManagementDeps {
   tokenVerification: TokenVerification;
   /** Where crm's events come from, instead of the one the bus implies. */
   crmEvents?: CrmEventSource;
+  /** The service's metrics registry (GET /metrics); absent: a registry of management's own. */
+  metricsRegistry?: Registry;
 }
 
 export interface Management {
@@ -52,7 +55,7 @@ export interface Management {
  */
 export function createManagement(deps: ManagementDeps): Management {
   const { config, db, clock, logger, bus } = deps;
-  const metrics = new ManagementMetrics(db);
+  const metrics = new ManagementMetrics(db, deps.metricsRegistry);
   const crm = config.crm;
   const client =
     crm.baseUrl && crm.clientId && crm.clientSecret

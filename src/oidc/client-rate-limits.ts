@@ -9,6 +9,7 @@ import type { Logger } from '../logger.js';
 import { ThrottledWarnings } from '../throttled-warnings.js';
 import { isValidClientId, parseBasicCredentials, secretAuthenticates } from './client-authentication.js';
 import { oauthRoutes } from './provider.js';
+import { defaultRateLimitRule } from '../defaults.js';
 
 type Endpoint = 'token' | 'introspect' | 'revoke' | 'authorize';
 
@@ -17,10 +18,10 @@ type Endpoint = 'token' | 'introspect' | 'revoke' | 'authorize';
  * proved it made (see `provesClient`): nobody else can spend a client's budget.
  */
 export const clientRateLimits = {
-  token: { name: 'oauth-token', points: 20, durationSeconds: 60 },
-  introspect: { name: 'oauth-introspect', points: 100, durationSeconds: 60 },
-  revoke: { name: 'oauth-revoke', points: 30, durationSeconds: 60 },
-  authorize: { name: 'oauth-authorize', points: 30, durationSeconds: 60 },
+  token: defaultRateLimitRule('oauth-token'),
+  introspect: defaultRateLimitRule('oauth-introspect'),
+  revoke: defaultRateLimitRule('oauth-revoke'),
+  authorize: defaultRateLimitRule('oauth-authorize'),
 } satisfies Record<Endpoint, RateLimitRule>;
 
 /**
@@ -29,10 +30,10 @@ export const clientRateLimits = {
  * attacker spends his own address's budget, not the client's.
  */
 export const unprovenRequestLimits = {
-  token: { name: 'oauth-token-unproven', points: 20, durationSeconds: 60 },
-  introspect: { name: 'oauth-introspect-unproven', points: 100, durationSeconds: 60 },
-  revoke: { name: 'oauth-revoke-unproven', points: 30, durationSeconds: 60 },
-  authorize: { name: 'oauth-authorize-unproven', points: 30, durationSeconds: 60 },
+  token: defaultRateLimitRule('oauth-token-unproven'),
+  introspect: defaultRateLimitRule('oauth-introspect-unproven'),
+  revoke: defaultRateLimitRule('oauth-revoke-unproven'),
+  authorize: defaultRateLimitRule('oauth-authorize-unproven'),
 } satisfies Record<Endpoint, RateLimitRule>;
 
 const postEndpoints = new Map<string, Endpoint>([

@@ -4,6 +4,7 @@ import { takeAccount } from '../../adapters/oidc/request-prefetch.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
+import { defaults } from '../defaults.js';
 import { databaseRetryAfterSeconds, isDatabaseUnavailable } from '../db/database-unavailable.js';
 import { ApiError, serviceUnavailable } from '../http/api-error.js';
 import { pageErrorText } from '../http/page-error-text.js';
@@ -31,16 +32,7 @@ import {
 import { claimsByScope, oidcScopes, splitScope } from './scopes.js';
 import { installSsoCodeGrant } from './sso/sso-code-grant.js';
 
-export const oauthRoutes = {
-  authorization: '/oauth/authorize',
-  token: '/oauth/token',
-  userinfo: '/oauth/userinfo',
-  jwks: '/.well-known/jwks.json',
-  end_session: '/oauth/end_session',
-  introspection: '/oauth/introspect',
-  revocation: '/oauth/revoke',
-  registration: '/oauth/clients/register',
-} as const;
+export const oauthRoutes = defaults.paths.oauth;
 
 /**
  * Where /oauth/authorize sends a person who must sign in or consent: /:lang/auth with the interaction,
@@ -57,13 +49,13 @@ async function interactionUrl(db: Database, ctx: KoaContextWithOIDC, interaction
   return publicPath(ctx as never, authPagePath(lang, { interaction: interaction.uid }));
 }
 
-const day = 24 * 60 * 60;
+/** The engine's lifetimes (seconds) by default; a service's `settings.lifetimes` override them. */
 export const lifetimes = {
-  authorizationCode: 10 * 60,
-  refreshToken: 30 * day,
-  session: 30 * day,
-  interaction: 60 * 60,
-} as const;
+  authorizationCode: defaults.lifetimes.authorizationCode,
+  refreshToken: defaults.lifetimes.refreshToken,
+  session: defaults.lifetimes.oidcSession,
+  interaction: defaults.lifetimes.interaction,
+};
 
 export interface OidcProviderDependencies {
   config: Config;
@@ -72,6 +64,8 @@ export interface OidcProviderDependencies {
   cookieKeys: string[];
   signingKey: SigningKey;
   logger: Logger;
+  /** Instead of `lifetimes` (seconds). */
+  lifetimes?: typeof lifetimes;
 }
 
 /** What findAccount returns: the engine's account plus our loaded record, reused for token claims. */
@@ -93,6 +87,7 @@ export function createOidcProvider(dependencies: OidcProviderDependencies): {
   close(): void;
 } {
   const { config, db, clock, cookieKeys, signingKey, logger } = dependencies;
+  const engineLifetimes = dependencies.lifetimes ?? lifetimes;
 
   const configuration: Configuration = {
     adapter: createOidcAdapterFactory(db, clock),
@@ -163,11 +158,11 @@ export function createOidcProvider(dependencies: OidcProviderDependencies): {
       prompt_values_supported: ['none', 'login', 'consent', 'create'],
     },
     ttl: {
-      AuthorizationCode: lifetimes.authorizationCode,
-      RefreshToken: lifetimes.refreshToken,
-      Grant: lifetimes.refreshToken,
-      Session: lifetimes.session,
-      Interaction: lifetimes.interaction,
+      AuthorizationCode: engineLifetimes.authorizationCode,
+      RefreshToken: engineLifetimes.refreshToken,
+      Grant: engineLifetimes.refreshToken,
+      Session: engineLifetimes.session,
+      Interaction: engineLifetimes.interaction,
       IdToken: 15 * 60,
       // Resource servers set these (resource-server.ts); the values here only silence the engine's notice.
       AccessToken: userAccessTokenTtlSeconds,

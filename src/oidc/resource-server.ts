@@ -1,9 +1,10 @@
 import { errors, type Client, type KoaContextWithOIDC, type ResourceServer } from 'oidc-provider';
 import { allowedScopesOf } from './client-metadata.js';
 import { isOidcScope, isServiceScope, splitScope } from './scopes.js';
+import { defaults } from '../defaults.js';
 
-export const userAccessTokenTtlSeconds = 15 * 60;
-export const serviceAccessTokenTtlSeconds = 5 * 60;
+export const userAccessTokenTtlSeconds = defaults.lifetimes.userAccessToken;
+export const serviceAccessTokenTtlSeconds = defaults.lifetimes.serviceAccessToken;
 
 /**
  * Every access token is an RS256 JWT for the one ecosystem audience (RFC 8707 resource = API_AUDIENCE);

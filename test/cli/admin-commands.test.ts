@@ -88,6 +88,24 @@ describe('npm run idp -- clients:*', () => {
     expect(ofClient.every((event) => event.details.via === 'cli')).toBe(true);
   });
 
+  it('lists clients by status and search', async () => {
+    const marker = `Listed-${Date.now()}`;
+    const { db } = service.service;
+    const [first, second] = [
+      (await createTestClient(db, { name: `${marker} a` })).client,
+      (await createTestClient(db, { name: `${marker} b` })).client,
+    ];
+    await idp('clients:disable', '--client-id', second.clientId);
+    const names = async (...argv: string[]) =>
+      (JSON.parse((await idp('clients:list', ...argv)).stdout) as { name: string }[]).map(
+        (client) => client.name,
+      );
+    expect(await names('--search', marker)).toEqual([first.name, second.name]);
+    expect(await names('--search', marker, '--status', 'active')).toEqual([first.name]);
+    expect(await names('--search', marker, '--status', 'disabled')).toEqual([second.name]);
+    expect((await idp('clients:list', '--status', 'gone')).exitCode).toBe(2);
+  });
+
   it.each([
     [['clients:get'], '--client-id is required'],
     [['clients:update', '--client-id', 'x'], 'nothing to change'],
@@ -172,6 +190,7 @@ describe('npm run idp -- funnels:* and allowed-methods:*', () => {
   });
 
   it('knows exactly the steps and methods the service registers', () => {
+    // A step or method added to the service must be added to src/identity/auth-flow/built-in-steps.ts.
     const { steps, authMethods } = service.service;
     for (const flow of flowKinds) {
       expect(
@@ -179,6 +198,7 @@ describe('npm run idp -- funnels:* and allowed-methods:*', () => {
           .ids()
           .filter((id) => steps.has(id, flow))
           .sort(),
+        `the built-in steps of the ${flow} flow`,
       ).toEqual([...builtInStepIds[flow]].sort());
     }
     expect(

@@ -30,31 +30,36 @@ describe('the embedded database seed (a first start without initdb)', () => {
     await fs.rm(root, { recursive: true, force: true });
   });
 
-  it('gives a new data directory a migrated database that keeps what is written to it', async () => {
-    const dataDir = path.join(root, 'first-start', 'pgdata');
-    expect(await seedNewDataDirectory(dataDir, seed)).toBe(true);
-    const first = await openDatabase({ pgliteDataDir: dataDir });
-    expect(await migrateToLatest(first.db)).toEqual([]);
-    await first.db('reference_data_entries').insert({
-      entity: 'subject',
-      key: 'seeded',
-      title: JSON.stringify({ en: 'Seeded' }),
-      display_order: 1,
-    });
-    await first.close();
+  // Three PGlite starts (the copy, its reopen, the seed): seconds each on a busy machine.
+  it(
+    'gives a new data directory a migrated database that keeps what is written to it',
+    { timeout: 120_000 },
+    async () => {
+      const dataDir = path.join(root, 'first-start', 'pgdata');
+      expect(await seedNewDataDirectory(dataDir, seed)).toBe(true);
+      const first = await openDatabase({ pgliteDataDir: dataDir });
+      expect(await migrateToLatest(first.db)).toEqual([]);
+      await first.db('reference_data_entries').insert({
+        entity: 'subject',
+        key: 'seeded',
+        title: JSON.stringify({ en: 'Seeded' }),
+        display_order: 1,
+      });
+      await first.close();
 
-    // The next start finds the database: no second seeding over it.
-    expect(await seedNewDataDirectory(dataDir, seed)).toBe(false);
-    const reopened = await openDatabase({ pgliteDataDir: dataDir });
-    expect(await reopened.db('reference_data_entries').where({ key: 'seeded' }).pluck('key')).toEqual([
-      'seeded',
-    ]);
-    await reopened.close();
-    // The seed itself is untouched by what the copy received.
-    const pristine = await openDatabase({ pgliteDataDir: seed });
-    expect(await pristine.db('reference_data_entries').where({ key: 'seeded' }).pluck('key')).toEqual([]);
-    await pristine.close();
-  });
+      // The next start finds the database: no second seeding over it.
+      expect(await seedNewDataDirectory(dataDir, seed)).toBe(false);
+      const reopened = await openDatabase({ pgliteDataDir: dataDir });
+      expect(await reopened.db('reference_data_entries').where({ key: 'seeded' }).pluck('key')).toEqual([
+        'seeded',
+      ]);
+      await reopened.close();
+      // The seed itself is untouched by what the copy received.
+      const pristine = await openDatabase({ pgliteDataDir: seed });
+      expect(await pristine.db('reference_data_entries').where({ key: 'seeded' }).pluck('key')).toEqual([]);
+      await pristine.close();
+    },
+  );
 
   it('leaves a directory with files in it alone', async () => {
     const dataDir = path.join(root, 'foreign');

@@ -28,7 +28,7 @@ beforeAll(async () => {
   client = new IdentityClient(service);
   user = await createTestUser(service.service.db, { phone: '+15550001111', phoneVerified: true });
   userToken = await mainAuthToken(service, user);
-});
+}, 120_000); // a service and its fixtures: slow on a loaded machine
 afterAll(() => service?.close());
 
 async function post(path: string, body: string, headers: Record<string, string> = {}): Promise<FuzzResponse> {

@@ -46,7 +46,7 @@ beforeAll(async () => {
     });
     expect([201, 409], created.text).toContain(created.status); // 409: the migrations seed it
   }
-});
+}, 120_000); // a service and its fixtures: slow on a loaded machine
 afterAll(() => service?.close());
 
 const entity = fc.constantFrom('subjects', 'levels', 'formats', 'grade-ranges', 'colours');

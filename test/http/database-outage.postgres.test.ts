@@ -51,6 +51,7 @@ async function expectOAuthUnavailable(response: Response): Promise<void> {
   expect(await response.json()).toEqual({
     error: 'temporarily_unavailable',
     error_description: expect.any(String),
+    request_id: response.headers.get('x-request-id'),
   });
 }
 
@@ -58,7 +59,11 @@ async function expectApiUnavailable(response: Response): Promise<void> {
   expect(response.status).toBe(503);
   expect(response.headers.get('retry-after')).toMatch(/^\d+$/);
   expect(response.headers.get('x-content-type-options')).toBe('nosniff');
-  expect(await response.json()).toEqual({ error: 'service_unavailable', message: expect.any(String) });
+  expect(await response.json()).toEqual({
+    error: 'service_unavailable',
+    message: expect.any(String),
+    request_id: response.headers.get('x-request-id'),
+  });
 }
 
 async function expectPageUnavailable(response: Response): Promise<void> {

@@ -24,6 +24,10 @@ describe('JSON APIs', () => {
   it('answers an unknown API path with the JSON error body, not an HTML page', async () => {
     const response = await fetch(service.url('/api/v2/identity/nope'), { method: 'POST' });
     expect(response.status).toBe(404);
-    expect(await response.json()).toEqual({ error: 'not_found', message: 'There is no such endpoint.' });
+    expect(await response.json()).toEqual({
+      error: 'not_found',
+      message: 'There is no such endpoint.',
+      request_id: response.headers.get('x-request-id'),
+    });
   });
 });

@@ -21,7 +21,11 @@ function post(path: string, contentType: string, body: string, headers: Record<s
 
 async function expectApiTooLarge(response: Response): Promise<void> {
   expect(response.status).toBe(413);
-  expect(await response.json()).toEqual({ error: 'payload_too_large', message: expect.any(String) });
+  expect(await response.json()).toEqual({
+    error: 'payload_too_large',
+    message: expect.any(String),
+    request_id: response.headers.get('x-request-id'),
+  });
 }
 
 async function expectOAuthTooLarge(response: Response): Promise<void> {
@@ -29,6 +33,7 @@ async function expectOAuthTooLarge(response: Response): Promise<void> {
   expect(await response.json()).toEqual({
     error: 'invalid_request',
     error_description: expect.stringContaining('too large'),
+    request_id: response.headers.get('x-request-id'),
   });
 }
 

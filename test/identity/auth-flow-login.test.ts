@@ -128,7 +128,10 @@ describe('login through /auth/flow (the base funnel)', () => {
         { password: 'not the password' },
         { ip },
       );
-      attempts.push({ status: wrong.status, body: wrong.body });
+      // The same answer but for the request's own id.
+      const { request_id: requestId, ...body } = wrong.body;
+      expect(requestId).toBe(wrong.headers.get('x-request-id'));
+      attempts.push({ status: wrong.status, body });
       if (identifier === user.email) {
         // Same session id, same step: the user can try again.
         const retry = await client.step(

@@ -71,7 +71,7 @@ describe('GET /api/v2/identity/dev/messages (the development outbox)', () => {
     const answer = await outbox(`http://${externalAddress()}:${everywhere.port}`);
     expect(answer).toEqual({
       status: 404,
-      body: { error: 'not_found', message: expect.any(String) },
+      body: { error: 'not_found', message: expect.any(String), request_id: expect.any(String) },
     });
   });
 

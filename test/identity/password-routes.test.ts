@@ -166,6 +166,7 @@ describe('POST /auth/password/verify-code', () => {
       error: 'invalid_code',
       message: 'This code is not right. 4 attempts left.',
       details: { attemptsLeft: 4 },
+      request_id: bad.headers.get('x-request-id'),
     });
     const good = await api('/auth/password/verify-code', { identifier: user.email, code }, { ip });
     expect(good).toMatchObject({ status: 200, body: { valid: true } });

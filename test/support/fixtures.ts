@@ -16,6 +16,22 @@ export function uniquePhone(): string {
   return `+1555${crypto.randomInt(1_000_000, 9_999_999)}`;
 }
 
+const passwordHashes = new Map<string, Promise<string>>();
+
+/**
+ * A real argon2id hash of `password` at the production parameters, made once per test process: a
+ * fixture's users differ in salt only, which no test of theirs is about (tests of hashing itself call
+ * hashPassword). Signing in still verifies the hash at full cost.
+ */
+function fixturePasswordHash(password: string): Promise<string> {
+  let hash = passwordHashes.get(password);
+  if (!hash) {
+    hash = hashPassword(password);
+    passwordHashes.set(password, hash);
+  }
+  return hash;
+}
+
 export async function createTestUser(
   db: Database,
   user: NewUser & { password?: string | null; roles?: string[] } = {},
@@ -26,7 +42,8 @@ export async function createTestUser(
     emailVerified: true,
     ...fields,
   });
-  if (password !== null) await savePasswordHash(db, created.id, await hashPassword(password), new Date());
+  if (password !== null)
+    await savePasswordHash(db, created.id, await fixturePasswordHash(password), new Date());
   for (const role of roles) await grantRole(db, created.id, role);
   return { ...created, password: password ?? '' };
 }

@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { systemClock, type Clock } from '../../src/clock.js';
 import { loadConfig, type Config } from '../../src/config.js';
+import type { SettingsOverrides } from '../../src/defaults.js';
 import type { DatabaseHandle } from '../../src/db/database.js';
 import { generateRsaPrivateKeyPem, type Secrets } from '../../src/keys/development-secrets.js';
 import type { OAuthProviderConfig } from '../../src/identity/federation/oauth-provider-config.js';
@@ -45,6 +46,8 @@ export interface TestServiceOptions {
   logger?: Logger;
   /** Third-party identity providers (oauth_provider plugins). */
   oauthProviders?: OAuthProviderConfig[];
+  /** Instead of the defaults of src/defaults.ts. */
+  settings?: SettingsOverrides;
 }
 
 /** The service on a real HTTP port of 127.0.0.1, with its own database (a copy of the migrated one). */
@@ -75,6 +78,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     secrets: { ...testSecrets(), ...options.secrets },
     ...(options.transports ? { transports: options.transports } : {}),
     ...(options.oauthProviders ? { oauthProviders: options.oauthProviders } : {}),
+    ...(options.settings ? { settings: options.settings } : {}),
   });
   handler = service.app.callback();
   return {

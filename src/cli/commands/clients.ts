@@ -77,14 +77,24 @@ export const clientsCreateCommand: CliCommand = {
   },
 };
 
+const listFilter = z.object({
+  status: z.enum(['active', 'disabled']).optional(),
+  search: z.string().trim().min(1).max(100).optional(),
+});
+
 export const clientsListCommand: CliCommand = {
   name: 'clients:list',
-  usage: 'clients:list',
-  summary: 'List OAuth clients (never their secrets)',
-  options: {},
+  usage: 'clients:list [--status active|disabled] [--search S]',
+  summary: 'List OAuth clients, oldest first (never their secrets); --search: part of the name or client_id',
+  options: { status: { type: 'string' }, search: { type: 'string' } },
   needsDatabase: true,
-  async run(_values, context) {
-    return (await listClients(context!.db)).map((client) => clientView(client));
+  parse(values) {
+    const parsed = listFilter.safeParse(values);
+    if (!parsed.success) throw new UsageError(describeZodError(parsed.error));
+    return parsed.data;
+  },
+  async run(filter: z.infer<typeof listFilter>, context) {
+    return (await listClients(context!.db, filter)).map((client) => clientView(client));
   },
 };
 

@@ -164,7 +164,8 @@ export function authFlowRoutes(deps: AuthFlowRouteDependencies): IdentityRoutes 
         await consume(rateLimits, flowStartRateLimit, request.ip);
         const flow = await flows.start(body.flow, request, request);
         ctx.set('Cache-Control', 'no-store');
-        ctx.body = await present(flow, request);
+        // Screens may show what the device knows (account-selection: the accounts saved on it).
+        ctx.body = await present(flow, { ...request, deviceCookie: readDeviceCookie(ctx) });
       },
     );
 
@@ -211,7 +212,7 @@ export function authFlowRoutes(deps: AuthFlowRouteDependencies): IdentityRoutes 
         });
         ctx.set('Cache-Control', 'no-store');
         if (outcome.status === 'in_progress') {
-          ctx.body = await present(outcome, request);
+          ctx.body = await present(outcome, fromDevice);
           return;
         }
         const tokens = outcome.completion!;

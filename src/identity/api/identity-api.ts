@@ -2,8 +2,9 @@ import type Router from '@koa/router';
 import type { Config } from '../../config.js';
 import { DocumentedRouter, type DeclaredGuards } from '../../http/documented-router.js';
 import type { Logger } from '../../logger.js';
+import { defaults } from '../../defaults.js';
 
-export const identityApiPrefix = '/api/v2/identity';
+export const identityApiPrefix = defaults.paths.identityApi;
 
 /** A part of the identity API: adds its documented routes to the router. */
 export type IdentityRoutes = (api: DocumentedRouter) => void;

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/database.js';
+import { currentRequest } from '../../http/request-context.js';
 
 /**
  * The security audit log (table audit_log). Every module that sees a security event writes it here;
@@ -62,6 +63,8 @@ export async function writeAuditEvent(db: Queryable, event: AuditEvent, now: Dat
     details: JSON.stringify(event.details ?? {}),
     created_at: now,
   });
+  // Counted in the service's metrics (logins, lockouts) when written while serving a request.
+  currentRequest()?.observers.auditEvent?.(event.type);
 }
 
 export interface AuditQuery {

@@ -6,8 +6,8 @@ import type { FlowKind } from './flow-session.js';
  * without the service, so it can't know a plugin's steps — those are set through the admin API.
  */
 export const builtInStepIds: Record<FlowKind, readonly string[]> = {
-  login: ['phone-email', 'password', 'otp-code', 'consent', 'totp', 'mfa-setup'],
-  registration: ['phone-email', 'password', 'otp-code', 'consent', 'totp'],
+  login: ['phone-email', 'password', 'otp-code', 'consent', 'totp', 'mfa-setup', 'account-selection', 'qr'],
+  registration: ['phone-email', 'password', 'otp-code', 'consent', 'totp', 'profile'],
 };
 
 /** The sign-in methods (auth_method slugs) the service ships (src/identity/auth-methods/built-in-methods.ts). */

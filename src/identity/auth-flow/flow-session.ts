@@ -1,11 +1,12 @@
 import { randomSecret, sha256 } from '../../crypto/digest.js';
 import type { Queryable } from '../../db/database.js';
+import { defaults } from '../../defaults.js';
 
 export const flowKinds = ['login', 'registration'] as const;
 export type FlowKind = (typeof flowKinds)[number];
 
 /** Lifetime of a flow session (spec: Limits). */
-export const flowSessionTtlMs = 5 * 60 * 1000;
+export const flowSessionTtlMs = defaults.lifetimes.flowSession * 1000;
 
 export interface FlowContext {
   /** The OIDC interaction this flow signs in for, if any; the flow can't be used for another. */

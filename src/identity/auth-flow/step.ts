@@ -1,18 +1,11 @@
 import type { z } from 'zod';
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
+import type { RequestInfo } from '../../http/request-info.js';
 import type { FlowKind, FlowSession } from './flow-session.js';
 
-/** Who is asking: what rate limits, lockout and the audit log need to know about the request. */
-export interface RequestInfo {
-  ip: string;
-  userAgent: string;
-  /**
-   * The device-binding cookie the request presented, for the brute-force protection to recognise a
-   * device the account signed in on before. A secret: never stored (not part of a flow's context).
-   */
-  deviceCookie?: string | undefined;
-}
+/** Who is asking (src/http/request-info.ts): what rate limits, lockout and the audit log need. */
+export type { RequestInfo };
 
 export interface StepContext {
   db: Database;

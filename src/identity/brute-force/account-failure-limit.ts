@@ -1,5 +1,6 @@
 import type { Queryable } from '../../db/database.js';
 import { claimExpiry, inFlightAfterRelease, liveInFlight, type ClaimResult } from './attempt-claims.js';
+import { defaults } from '../../defaults.js';
 
 /**
  * The account-wide bound on guessing (OWASP ASVS 4 2.2.1: at most 100 failed attempts an hour per
@@ -10,7 +11,7 @@ import { claimExpiry, inFlightAfterRelease, liveInFlight, type ClaimResult } fro
  * an hour old, so no 60 minutes ever see more than 100. The owner still gets in from a known device or
  * with a second factor (login-protection.ts).
  */
-export const accountFailureLimit = { failures: 100, windowSeconds: 60 * 60 } as const;
+export const accountFailureLimit = defaults.lockout.accountFailures;
 
 const hourBefore = (now: Date) => new Date(now.getTime() - accountFailureLimit.windowSeconds * 1000);
 

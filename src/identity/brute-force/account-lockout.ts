@@ -6,6 +6,7 @@ import {
   refusalOf,
   type ClaimResult,
 } from './attempt-claims.js';
+import { defaults } from '../../defaults.js';
 
 /**
  * The account lockout ladder (spec: Limits), counted per account AND source (the IP, or a device the
@@ -14,11 +15,7 @@ import {
  * further failure at a rung imposes that rung's wait again; a success from the source resets its count.
  * Failures from one source never lock another, so an attacker can lock out only themself.
  */
-export const lockoutLadder = [
-  { failures: 20, lockSeconds: 30 * 60 },
-  { failures: 10, lockSeconds: 5 * 60 },
-  { failures: 5, lockSeconds: 30 },
-] as const;
+export const lockoutLadder = defaults.lockout.ladder;
 
 const firstRung = lockoutLadder[lockoutLadder.length - 1]!.failures;
 

@@ -1,3 +1,5 @@
+import { defaults } from '../../defaults.js';
+
 /**
  * Attempts in flight: a login attempt claims a place on each counter that judges it BEFORE its password
  * or code is checked, and gives it back with the outcome (a failure, or a success). The counters grant
@@ -8,7 +10,7 @@
  * A claim lapses after `claimLifetimeSeconds` (the process died mid-check): the counters' SQL counts
  * `in_flight` only while `in_flight_expires_at` is in the future. Every change is one statement.
  */
-export const claimLifetimeSeconds = 30;
+export const claimLifetimeSeconds = defaults.lockout.claimLifetimeSeconds;
 
 /** An attempt that could not claim its place: locked until a time, or busy (others in flight). */
 export type ClaimRefusal = { lockedUntil: Date } | { busy: true };

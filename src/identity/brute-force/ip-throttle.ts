@@ -6,17 +6,14 @@ import {
   refusalOf,
   type ClaimResult,
 } from './attempt-claims.js';
+import { defaults } from '../../defaults.js';
 
 /**
  * IP throttling (spec: Limits): failed logins from one IP, any accounts, in a 10-minute window. The
  * 20th failure makes the IP wait 1 minute; the 50th blocks it for 30 minutes. The window is fixed
  * (it starts at the first attempt), which a 30-minute block always outlasts.
  */
-export const ipThrottle = {
-  windowSeconds: 10 * 60,
-  delay: { failures: 20, lockSeconds: 60 },
-  block: { failures: 50, lockSeconds: 30 * 60 },
-} as const;
+export const ipThrottle = defaults.lockout.ipThrottle;
 
 const windowStartFor = (now: Date) => new Date(now.getTime() - ipThrottle.windowSeconds * 1000);
 

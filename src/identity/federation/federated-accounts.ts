@@ -3,6 +3,7 @@ import type { Queryable } from '../../db/database.js';
 import { auditEventTypes, writeAuditEvent } from '../audit/audit-log.js';
 import type { RequestInfo } from '../auth-flow/step.js';
 import { userAuthMethodFromRow, type UserAuthMethodRow } from '../auth-methods/user-auth-methods.js';
+import { loadUserMethodStates } from '../auth-methods/user-method-states.js';
 import { findUserById, findUserByIdentifier, insertUser, type User } from '../users/user.js';
 import { accountCreatedEvent } from '../registration/create-account.js';
 import { FederationError } from './federation-error.js';
@@ -21,10 +22,18 @@ export async function findLinkedProvider(db: Queryable, providerId: string, subj
   return row ? userAuthMethodFromRow(row) : undefined;
 }
 
-const usable = (user: User): User => {
+/**
+ * The account may be signed in to through a provider: active, and not protected by an authenticator
+ * app. The provider proves only who the person is there; the buttons don't run the rest of the login
+ * funnel, so an account with TOTP signs in the usual way (its password and code) instead.
+ */
+async function assertUsable(trx: Knex.Transaction, user: User): Promise<User> {
   if (user.status !== 'active') throw new FederationError('account_disabled');
+  if ((await loadUserMethodStates(trx, user.id)).isActive('totp')) {
+    throw new FederationError('second_factor_required');
+  }
   return user;
-};
+}
 
 /**
  * The account rules for a person the provider identified, in the caller's transaction:
@@ -46,7 +55,7 @@ export async function resolveFederatedSignIn(
 ): Promise<FederatedSignIn> {
   const linked = await findLinkedProvider(trx, providerId, identity.subject);
   if (linked) {
-    const user = usable((await findUserById(trx, linked.userId))!);
+    const user = await assertUsable(trx, (await findUserById(trx, linked.userId))!);
     await trx('user_auth_methods').where({ id: linked.id }).update({ last_used_at: now });
     return { kind: 'signed_in', user, outcome: 'existing' };
   }
@@ -61,7 +70,7 @@ export async function resolveFederatedSignIn(
     (byEmail && identity.emailVerified ? byEmail : undefined) ??
     (byPhone && identity.phoneVerified ? byPhone : undefined);
   if (vouched) {
-    usable(vouched);
+    await assertUsable(trx, vouched);
     await linkProvider(trx, vouched.id, providerId, identity.subject, request, now);
     return { kind: 'signed_in', user: vouched, outcome: 'linked' };
   }

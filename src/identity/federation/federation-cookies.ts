@@ -21,7 +21,9 @@ const attemptSchema = z.object({
   state: z.string(),
   nonce: z.string().optional(),
   codeVerifier: z.string(),
-  interactionUid: z.string(),
+  /** Signs in for this OIDC interaction; absent: starts a main-auth session and returns to `returnTo`. */
+  interactionUid: z.string().optional(),
+  returnTo: z.string().optional(),
   expiresAt: z.number(),
 });
 export type FederationAttempt = z.infer<typeof attemptSchema>;

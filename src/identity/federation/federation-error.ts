@@ -15,6 +15,8 @@ export const federationErrorReasons = [
   'unknown_provider',
   'subject_linked_elsewhere',
   'account_disabled',
+  'sign_in_first',
+  'second_factor_required',
 ] as const;
 export type FederationErrorReason = (typeof federationErrorReasons)[number];
 

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { Clock } from '../../clock.js';
 import { constantTimeEqual } from '../../crypto/digest.js';
 import type { Database } from '../../db/database.js';
+import { ApiError } from '../../http/api-error.js';
 import { publicPath } from '../../http/base-path.js';
 import { renderPage } from '../../http/pages.js';
 import { requestInfo } from '../../http/request-info.js';
@@ -17,12 +18,16 @@ import { browserNameOf } from '../sessions/browser-name.js';
 import { bindDeviceAtSignIn } from '../sessions/bind-device.js';
 import { readDeviceCookie, setDeviceCookie } from '../sessions/device-bindings.js';
 import type { User } from '../users/user.js';
+import { completeSignIn } from '../sessions/complete-sign-in.js';
+import type { MainAuthSigning } from '../sessions/main-auth-tokens.js';
+import { setRefreshCookie } from '../sessions/refresh-cookie.js';
 import { linkProvider, resolveFederatedSignIn } from './federated-accounts.js';
 import { federationCookies, attemptLifetimeMs, pendingLinkLifetimeMs } from './federation-cookies.js';
 import { FederationError } from './federation-error.js';
 import type { OAuthProvider } from './oauth-provider-config.js';
 import type { OAuthProviderRegistry } from './oauth-provider-registry.js';
 import { UpstreamClient } from './upstream-client.js';
+import type { UpstreamIdentity } from './upstream-identity.js';
 
 export interface FederationDependencies {
   provider: Provider;
@@ -34,6 +39,9 @@ export interface FederationDependencies {
   logger: Logger;
   /** Our public origin: the callback address registered at each provider is built from it. */
   issuer: string;
+  /** Main-auth sessions: a sign-in started outside an OIDC interaction (the /:lang/auth page) ends in one. */
+  signing: MainAuthSigning;
+  apiPrefix: string;
 }
 
 /** The OIDC `amr` value of a sign-in through a third-party provider (RFC 8176: federated). */
@@ -45,6 +53,13 @@ const startPathOf = (uid: string, providerId: string) => `/interaction/${uid}/oa
 const linkPathOf = (uid: string) => `/interaction/${uid}/oauth-link`;
 
 const linkDecision = z.object({ decision: z.enum(['link', 'cancel']) });
+
+/** Where a sign-in outside an interaction returns: a path of this service (never another site). */
+const returnToSchema = z
+  .string()
+  .max(2000)
+  .regex(/^\/(?![/\\])[^\s]*$/, 'must be a path of this service')
+  .default('/');
 
 type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
 
@@ -111,6 +126,29 @@ export class Federation {
       }
     });
 
+    router.get('/oauth/providers/:provider/start', async (ctx) => {
+      const client = this.#clients.get(ctx.params.provider!);
+      const language = this.language(ctx, ctx.query.lang);
+      if (!client) return this.#fail(ctx, new FederationError('unknown_provider'), { language });
+      const returnTo = returnToSchema.safeParse(ctx.query.return_to);
+      if (!returnTo.success) {
+        throw new ApiError(400, 'invalid_return_to', 'return_to must be a path of this service.');
+      }
+      try {
+        const { url, checks } = await client.authorizationRequest();
+        federationCookies.setAttempt(ctx, {
+          provider: client.provider.id,
+          ...checks,
+          returnTo: returnTo.data,
+          expiresAt: this.deps.clock.now().getTime() + attemptLifetimeMs,
+        });
+        ctx.status = 303;
+        ctx.redirect(url.href);
+      } catch (error) {
+        return this.#fail(ctx, error, { language, provider: client.provider });
+      }
+    });
+
     router.get('/oauth/providers/:provider/callback', async (ctx) => {
       const now = this.deps.clock.now();
       const attempt = federationCookies.readAttempt(ctx, now);
@@ -131,6 +169,15 @@ export class Federation {
         const currentUrl = new URL(ctx.originalUrl, this.deps.issuer);
         const identity = await client.identify(currentUrl, attempt);
         const request = requestInfo(ctx);
+        const interactionUid = attempt.interactionUid;
+        if (interactionUid === undefined)
+          return await this.#signInToSession(
+            ctx,
+            client.provider,
+            identity,
+            attempt.returnTo ?? '/',
+            context,
+          );
         const signedIn = await this.deps.db.transaction(async (trx) => {
           const outcome = await resolveFederatedSignIn(trx, client.provider.id, identity, request, now);
           if (outcome.kind !== 'signed_in') return outcome;
@@ -144,18 +191,18 @@ export class Federation {
             subject: identity.subject,
             candidateUserId: signedIn.candidate.id,
             matchedBy: signedIn.matchedBy,
-            interactionUid: attempt.interactionUid,
+            interactionUid,
             agreed: false,
             expiresAt: now.getTime() + pendingLinkLifetimeMs,
           });
           ctx.status = 303;
-          return ctx.redirect(publicPath(ctx, linkPathOf(attempt.interactionUid)));
+          return ctx.redirect(publicPath(ctx, linkPathOf(interactionUid)));
         }
         if (signedIn.device.newDeviceSecret) setDeviceCookie(ctx, signedIn.device.newDeviceSecret);
         if (signedIn.device.firstOnDevice && signedIn.outcome !== 'created') {
           this.#announceNewDevice(signedIn.device.firstOnDevice, ctx, now);
         }
-        await this.#finishLogin(ctx, attempt.interactionUid, signedIn.user.id);
+        await this.#finishLogin(ctx, interactionUid, signedIn.user.id);
       } catch (error) {
         return this.#fail(ctx, error, context);
       }
@@ -235,6 +282,62 @@ export class Federation {
   renderError(ctx: Context, error: FederationError, uid: string, language: string, providerId?: string) {
     const provider = providerId ? this.deps.registry.get(providerId) : undefined;
     return this.#fail(ctx, error, { uid, language, ...(provider ? { provider } : {}) });
+  }
+
+  /**
+   * A sign-in started outside an OIDC interaction (the /:lang/auth page): it ends in a main-auth
+   * session, created in the transaction that applies the account rules. The refresh token goes into
+   * its httpOnly cookie and the browser returns to `returnTo`, whose page gets an access token from
+   * POST /auth/refresh. An unconfirmed match can't be confirmed here: the person signs in to the
+   * existing account first (nothing is linked).
+   */
+  async #signInToSession(
+    ctx: Context,
+    provider: OAuthProvider,
+    identity: UpstreamIdentity,
+    returnTo: string,
+    context: { uid?: string | undefined; language: string; provider: OAuthProvider },
+  ): Promise<void> {
+    const { db, clock, signing, apiPrefix } = this.deps;
+    const now = clock.now();
+    const request = requestInfo(ctx);
+    const deviceCookie = readDeviceCookie(ctx);
+    const result = await db.transaction(async (trx) => {
+      const outcome = await resolveFederatedSignIn(trx, provider.id, identity, request, now);
+      if (outcome.kind !== 'signed_in') return outcome;
+      await this.#auditSignIn(trx, outcome.user.id, provider, request, now);
+      const tokens = await completeSignIn(
+        trx,
+        signing,
+        { flow: 'login', userId: outcome.user.id, authMethods: [federatedAmr], request, deviceCookie },
+        now,
+      );
+      return { ...outcome, tokens };
+    });
+    if (result.kind === 'confirm_link') return this.#fail(ctx, new FederationError('sign_in_first'), context);
+    const { tokens } = result;
+    setRefreshCookie(ctx, apiPrefix, tokens.refreshToken.value, tokens.refreshToken.expiresAt, now);
+    if (tokens.newDeviceSecret) setDeviceCookie(ctx, tokens.newDeviceSecret);
+    if (tokens.newDeviceFor && result.outcome !== 'created')
+      this.#announceNewDevice(tokens.newDeviceFor, ctx, now);
+    ctx.status = 303;
+    ctx.redirect(publicPath(ctx, returnTo));
+  }
+
+  /** The login buttons of a page outside an interaction (the /:lang/auth page): they end in a session. */
+  sessionButtons(ctx: Context, returnTo: string, language: string) {
+    const { messages } = this.deps;
+    return {
+      or: messages.format(language, 'federation.or'),
+      buttons: this.deps.registry.all().map((provider) => ({
+        id: provider.id,
+        href: publicPath(
+          ctx,
+          `/oauth/providers/${provider.id}/start?return_to=${encodeURIComponent(returnTo)}&lang=${language}`,
+        ),
+        label: messages.format(language, 'federation.button', { provider: provider.name }),
+      })),
+    };
   }
 
   async #interaction(ctx: Context): Promise<Interaction | undefined> {

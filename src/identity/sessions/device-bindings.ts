@@ -3,14 +3,15 @@ import type { Context } from 'koa';
 import { randomSecret, sha256 } from '../../crypto/digest.js';
 import type { Queryable } from '../../db/database.js';
 import type { RequestInfo } from '../auth-flow/step.js';
+import { defaults } from '../../defaults.js';
 
 /**
  * A device binding (spec: device_binding): the server-side record of a browser or app, named by a random
  * value in a long-lived httpOnly cookie (only its SHA-256 is stored). Saved accounts hang off it; it
  * does not replace the refresh token and authenticates nothing by itself.
  */
-export const deviceCookieName = 'service_id_device';
-const deviceCookieLifetimeSeconds = 400 * 24 * 60 * 60; // the longest lifetime browsers keep
+export const deviceCookieName = defaults.cookies.device;
+const deviceCookieLifetimeSeconds = defaults.lifetimes.deviceCookie;
 
 export interface DeviceBinding {
   id: string;

@@ -1,8 +1,9 @@
 import { stringifySetCookie } from 'cookie';
 import type { Context } from 'koa';
+import { defaults } from '../../defaults.js';
 
 /** The main-auth refresh token cookie (spec: httpOnly, secure, sameSite strict). */
-export const refreshCookieName = 'service_id_refresh_token';
+export const refreshCookieName = defaults.cookies.refreshToken;
 
 /**
  * The cookie is scoped to the only two endpoints that read it, so no other request carries it: one

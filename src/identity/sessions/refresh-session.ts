@@ -15,9 +15,10 @@ import {
 import type { SessionPolicy } from './session-policy.js';
 import { findActiveSession, revokeSession, touchSession } from './sessions.js';
 import type { SessionTokens } from './start-session.js';
+import { defaultRateLimitRule } from '../../defaults.js';
 
 /** POST auth/refresh: 30 per minute per IP + user (spec: Limits). */
-export const refreshRateLimit: RateLimitRule = { name: 'identity-refresh', points: 30, durationSeconds: 60 };
+export const refreshRateLimit: RateLimitRule = defaultRateLimitRule('identity-refresh');
 
 export interface RefreshDependencies {
   db: Database;

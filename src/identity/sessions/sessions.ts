@@ -1,9 +1,10 @@
 import type { Queryable } from '../../db/database.js';
 import { isUuid } from '../uuid.js';
 import { idleCutoff, type SessionPolicy } from './session-policy.js';
+import { defaults } from '../../defaults.js';
 
 /** Lifetime of a main-auth session and of its refresh tokens (spec: Limits). */
-export const sessionLifetimeMs = 30 * 24 * 60 * 60 * 1000;
+export const sessionLifetimeMs = defaults.lifetimes.mainAuthSession * 1000;
 
 /** A main-auth session: one per successful login (table sessions). */
 export interface Session {

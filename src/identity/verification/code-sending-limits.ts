@@ -1,11 +1,12 @@
 import { tooManyRequests } from '../../http/api-error.js';
 import { RateLimitExceeded, type RateLimitRule, type RateLimits } from '../../http/rate-limit.js';
+import { defaultRateLimitRule } from '../../defaults.js';
 
 /** Spec (Limits, code sending): 3 codes per identifier per 10 minutes, 10 per IP, 60 s between resends. */
 export const codeSendingLimits = {
-  perIdentifier: { name: 'code-send-identifier', points: 3, durationSeconds: 600 },
-  perIp: { name: 'code-send-ip', points: 10, durationSeconds: 600 },
-  resendCooldown: { name: 'code-send-cooldown', points: 1, durationSeconds: 60 },
+  perIdentifier: defaultRateLimitRule('code-send-identifier'),
+  perIp: defaultRateLimitRule('code-send-ip'),
+  resendCooldown: defaultRateLimitRule('code-send-cooldown'),
 } satisfies Record<string, RateLimitRule>;
 
 export const resendAfterSeconds = codeSendingLimits.resendCooldown.durationSeconds;

@@ -18,6 +18,7 @@ import {
   type VerificationPurpose,
 } from './verification-code-records.js';
 import { verificationMessage } from './verification-message.js';
+import { defaults } from '../../defaults.js';
 
 export type { VerificationPurpose } from './verification-code-records.js';
 
@@ -31,13 +32,8 @@ export interface VerificationDeps {
 }
 
 /** Spec (Limits): a code lives 10 minutes, an inbound-SSO code 60 seconds; 5 wrong attempts end it. */
-export const codeLifetimeSeconds: Record<VerificationPurpose, number> = {
-  contact_verify: 600,
-  login: 600,
-  reset_password: 600,
-  sso_otc: 60,
-};
-export const maxCodeAttempts = 5;
+export const codeLifetimeSeconds: Record<VerificationPurpose, number> = defaults.codes.lifetimeSeconds;
+export const maxCodeAttempts = defaults.codes.maxAttempts;
 
 /**
  * How the message leaves: `await` (default) answers after the transport took it and fails with 502

@@ -33,6 +33,7 @@ import type { Federation } from '../../identity/federation/federation-routes.js'
 import { findUserById } from '../../identity/users/user.js';
 import type { Logger } from '../../logger.js';
 import { allowedScopesOf } from '../client-metadata.js';
+import { allowPluginFrames } from '../../identity/plugin-steps/frame-policy.js';
 import { authPagePath } from '../auth-page-path.js';
 import { saveConsent } from '../models/consent.js';
 import { isOidcScope } from '../scopes.js';
@@ -252,7 +253,9 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
     }
     // Any other step, and group screens: the fields each step describes, on one form. On a group
     // screen each field is named <stepId>[<field>] so every step gets its own input.
-    const screens = await flows.describe(flow, requestInfo(ctx));
+    const screens = await flows.describe(flow, { ...requestInfo(ctx), deviceCookie: readDeviceCookie(ctx) });
+    // Plugin steps delivered as frames: their origins may be framed by this page (and no other).
+    allowPluginFrames(ctx, screens);
     return renderPage(
       ctx,
       'interaction/step',

@@ -181,8 +181,12 @@ export async function clientRowVersion(db: Queryable, clientId: string): Promise
   return row?.version;
 }
 
-export async function listClients(db: Queryable): Promise<OAuthClient[]> {
-  const rows = await db<OAuthClientRow>('oauth_clients').orderBy('created_at', 'asc').select('*');
+/** Every client (oldest first), or those of a status or matching a search (see ClientListQuery). */
+export async function listClients(
+  db: Queryable,
+  filter: Pick<ClientListQuery, 'status' | 'search'> = {},
+): Promise<OAuthClient[]> {
+  const rows = await clientsMatching(db, filter).orderBy('created_at', 'asc').select('*');
   return rows.map(fromRow);
 }
 
@@ -248,22 +252,25 @@ export interface ClientListQuery {
   search?: string | undefined;
 }
 
+function clientsMatching(db: Queryable, filter: Pick<ClientListQuery, 'status' | 'search'>) {
+  const builder = db<OAuthClientRow>('oauth_clients');
+  if (filter.status) builder.where({ is_active: filter.status === 'active' });
+  if (filter.search) {
+    const pattern = `%${filter.search.replace(/[\\%_]/g, (character) => `\\${character}`)}%`;
+    builder.where((where) => where.whereILike('name', pattern).orWhereILike('client_id', pattern));
+  }
+  return builder;
+}
+
 export async function listClientPage(db: Queryable, query: ClientListQuery): Promise<ClientPage> {
-  const matching = () => {
-    const builder = db<OAuthClientRow>('oauth_clients');
-    if (query.status) builder.where({ is_active: query.status === 'active' });
-    if (query.search) {
-      const pattern = `%${query.search.replace(/[\\%_]/g, (character) => `\\${character}`)}%`;
-      builder.where((where) => where.whereILike('name', pattern).orWhereILike('client_id', pattern));
-    }
-    return builder;
-  };
   const [rows, [counted]] = await Promise.all([
-    matching()
+    clientsMatching(db, query)
       .orderBy([{ column: 'created_at', order: 'desc' }, 'id'])
       .limit(query.limit)
       .offset(query.offset),
-    matching().select(db.raw('count(*)::int as total')) as unknown as Promise<{ total: number }[]>,
+    clientsMatching(db, query).select(db.raw('count(*)::int as total')) as unknown as Promise<
+      { total: number }[]
+    >,
   ]);
   return { clients: rows.map(fromRow), total: counted?.total ?? 0 };
 }

@@ -36,6 +36,9 @@ export function featureFlagRoutes(deps: FeatureFlagDeps & { db: Database; access
         summary: 'List feature flags (filter: service)',
         tags,
         security: 'bearer',
+        query: z.strictObject({
+          service: z.string().max(100).optional().describe('Only this service’s flags'),
+        }),
         responses: {
           200: { description: 'The flags', schema: z.object({ items: z.array(featureFlagSchema) }) },
           401: errors[401],
@@ -43,8 +46,7 @@ export function featureFlagRoutes(deps: FeatureFlagDeps & { db: Database; access
         },
       },
       ...deps.access.read(readPermission),
-      async (ctx) => {
-        const query = z.strictObject({ service: z.string().max(100).optional() }).parse(ctx.query);
+      async (ctx, _body, { query }) => {
         ctx.body = { items: await listFeatureFlags(deps.db, query.service) };
       },
     );

@@ -32,6 +32,10 @@ export function i18nRoutes(deps: I18nDeps & { db: Database; access: PlatformAcce
         summary: 'List translation packages, newest first (filters: locale, namespace)',
         tags,
         security: 'bearer',
+        query: z.strictObject({
+          locale: localeCodeSchema.optional(),
+          namespace: i18nNamespaceSchema.optional(),
+        }),
         responses: {
           200: {
             description: 'The packages (without messages)',
@@ -43,10 +47,7 @@ export function i18nRoutes(deps: I18nDeps & { db: Database; access: PlatformAcce
         },
       },
       ...deps.access.read(readPermission),
-      async (ctx) => {
-        const query = z
-          .strictObject({ locale: localeCodeSchema.optional(), namespace: i18nNamespaceSchema.optional() })
-          .parse(ctx.query);
+      async (ctx, _body, { query }) => {
         ctx.body = { items: await listPackages(deps.db, query) };
       },
     );

@@ -14,3 +14,15 @@ export type { ReferenceEntry } from '../reference-data/entities.js';
 export type { ReferenceEntity } from '../events/platform-events.js';
 export type { Envelope } from '../../events/envelope.js';
 export type { EventSource } from '../../events/event-bus.js';
+export {
+  verifyEcosystemTokens,
+  ecosystemTokenVerifier,
+  ecosystemPrincipalOf,
+  requirePermission,
+  requireServiceScope,
+  principalMay,
+  InvalidEcosystemTokenError,
+  type EcosystemPrincipal,
+  type EcosystemTokenKind,
+  type ResourceServerOptions,
+} from './resource-server.js';

@@ -81,7 +81,10 @@ export class ServiceProcess {
       } catch {
         // not listening yet
       }
-      if (Date.now() > deadline) throw new Error(`the service did not start:\n${this.output.slice(started)}`);
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL'); // never leave a half-started service behind
+        throw new Error(`the service did not start:\n${this.output.slice(started)}`);
+      }
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }

@@ -4,6 +4,7 @@ import {
   OAuthProviderRegistry,
   resolveOAuthProvider,
 } from '../../../src/identity/federation/oauth-provider-registry.js';
+import { ConfigError, loadConfig } from '../../../src/config.js';
 import { mapUpstreamClaims } from '../../../src/identity/federation/upstream-identity.js';
 
 describe('oauth_provider configuration', () => {
@@ -118,5 +119,36 @@ describe('claim mapping', () => {
       emailVerified: false,
     });
     expect(mapUpstreamClaims({ email: 'a@b.example' }, corp.claims)).toBeUndefined();
+  });
+});
+
+describe('FEDERATION_PROVIDERS', () => {
+  it('reads a JSON array of provider configurations', () => {
+    const config = loadConfig({
+      FEDERATION_PROVIDERS: JSON.stringify([
+        { id: 'google', preset: 'google', clientId: 'abc', clientSecret: 's' },
+      ]),
+    });
+    expect(config.oauthProviders).toEqual([
+      { id: 'google', preset: 'google', clientId: 'abc', clientSecret: 's' },
+    ]);
+    expect(loadConfig({}).oauthProviders).toEqual([]);
+  });
+
+  it('a bad value stops the start naming the variable, never printing its secrets', () => {
+    for (const value of [
+      'not json',
+      JSON.stringify([{ id: 'google', preset: 'google', clientSecret: 'hush' }]),
+    ]) {
+      let error: unknown;
+      try {
+        loadConfig({ FEDERATION_PROVIDERS: value });
+      } catch (caught) {
+        error = caught;
+      }
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as Error).message).toMatch(/^Invalid configuration: FEDERATION_PROVIDERS /);
+      expect((error as Error).message).not.toContain('hush');
+    }
   });
 });

@@ -165,6 +165,21 @@ describe('sign-in through a third-party OpenID Connect provider', () => {
     expect(tokens.claims()!.sub).toBe(existing.id);
   });
 
+  it('an account with an authenticator app is not signed in to through a provider (its second factor would be skipped)', async () => {
+    const existing = await createTestUser(db());
+    await db()('user_auth_methods').insert({
+      user_id: existing.id,
+      type: 'totp',
+      is_enabled: true,
+      is_verified: true,
+    });
+    const account = newUpstreamAccount(upstream, { email: existing.email!, email_verified: true });
+    const round = await throughUpstream({ account: account.sub });
+    const page = await round.browser.navigate(round.callbackUrl);
+    expect(pageText(page, 'error-code')).toBe('second_factor_required');
+    expect(await linkedMethods(account.sub)).toEqual([]);
+  });
+
   it('email_verified false: a confirmation screen; the link is made only once the person signs in and agreed', async () => {
     const existing = await createTestUser(db());
     const account = newUpstreamAccount(upstream, { email: existing.email!, email_verified: false });
@@ -299,5 +314,101 @@ describe('upstream errors: a clear page, nothing written', () => {
     expect(pageText(page, 'error-description')).toContain(
       'Вы отказались передавать данные аккаунта Upstream ID',
     );
+  });
+});
+
+describe('an OAuth-only account in the identity API', () => {
+  /** Signs in through the provider outside an interaction: a main-auth session, then an access token from its refresh cookie. */
+  async function sessionThroughUpstream(account: UpstreamAccount) {
+    const browser = new HttpBrowser(service.issuer);
+    upstream.script({ account: account.sub });
+    const toUpstream = await browser.navigate(
+      '/oauth/providers/upstream/start?return_to=%2Fen%2Fauth%3Fdone%3D1',
+    );
+    const back = await new HttpBrowser(upstream.issuer).navigate(toUpstream.url);
+    const landed = await browser.navigate(back.url);
+    expect(landed.url).toBe(`${service.issuer}/en/auth?done=1`);
+    const refreshed = await browser.request('/api/v2/identity/auth/refresh', { method: 'POST' });
+    expect(refreshed.status).toBe(200);
+    return { browser, accessToken: (JSON.parse(refreshed.html) as { accessToken: string }).accessToken };
+  }
+
+  const api = (token: string, path: string, method = 'GET') =>
+    fetch(service.url(`/api/v2/identity${path}`), {
+      method,
+      headers: { authorization: `Bearer ${token}` },
+    }).then(async (response) => ({
+      status: response.status,
+      body: (await response.json()) as Record<string, unknown>,
+    }));
+
+  it('signs in to a session, cannot unlink the last sign-in method, adds a password, then can', async () => {
+    const account = newUpstreamAccount(upstream);
+    const { browser, accessToken } = await sessionThroughUpstream(account);
+    const user = await userByEmail(account.email!);
+
+    const listed = await api(accessToken, '/security/linked-providers');
+    expect(listed.status).toBe(200);
+    const linked = listed.body.linked as { id: string; provider: string; providerName: string }[];
+    expect(linked).toMatchObject([{ provider: 'upstream', providerName: 'Upstream ID' }]);
+
+    const refused = await api(accessToken, `/security/linked-providers/${linked[0]!.id}`, 'DELETE');
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toBe('last_sign_in_method');
+    expect(await linkedMethods(account.sub)).toHaveLength(1);
+
+    // A password added from the security settings is another way in: the provider can go then.
+    const newPassword = 'a first password for this account';
+    const setPassword = await fetch(service.url('/api/v2/identity/security/password'), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ newPassword, newPasswordConfirmation: newPassword }),
+    });
+    expect(setPassword.status).toBe(200);
+    const setAgain = await fetch(service.url('/api/v2/identity/security/password'), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ newPassword, newPasswordConfirmation: newPassword }),
+    });
+    expect(setAgain.status).toBe(409);
+    const unlinked = await api(accessToken, `/security/linked-providers/${linked[0]!.id}`, 'DELETE');
+    expect(unlinked.status).toBe(200);
+
+    // Saved on the device like any sign-in.
+    const saved = await browser.request('/api/v2/identity/auth/saved-accounts');
+    expect(JSON.parse(saved.html).accounts).toMatchObject([{ email: user.email }]);
+  });
+
+  it('unlinks a provider when another sign-in method stays', async () => {
+    const existing = await createTestUser(db());
+    const account = newUpstreamAccount(upstream, { email: existing.email!, email_verified: true });
+    const { accessToken } = await sessionThroughUpstream(account);
+    const listed = await api(accessToken, '/security/linked-providers');
+    const [link] = listed.body.linked as { id: string }[];
+
+    const unlinked = await api(accessToken, `/security/linked-providers/${link!.id}`, 'DELETE');
+    expect(unlinked).toEqual({ status: 200, body: { provider: 'upstream', removed: true } });
+    expect(await linkedMethods(account.sub)).toEqual([]);
+    const again = await api(accessToken, `/security/linked-providers/${link!.id}`, 'DELETE');
+    expect(again.status).toBe(404);
+  });
+
+  it('an unconfirmed match outside an interaction asks the person to sign in first, linking nothing', async () => {
+    const existing = await createTestUser(db());
+    const account = newUpstreamAccount(upstream, { email: existing.email!, email_verified: false });
+    const browser = new HttpBrowser(service.issuer);
+    upstream.script({ account: account.sub });
+    const toUpstream = await browser.navigate('/oauth/providers/upstream/start?return_to=/');
+    const back = await new HttpBrowser(upstream.issuer).navigate(toUpstream.url);
+    const page = await browser.navigate(back.url);
+    expect(pageText(page, 'error-code')).toBe('sign_in_first');
+    expect(await linkedMethods(account.sub)).toEqual([]);
+  });
+
+  it('refuses a return address on another site', async () => {
+    const browser = new HttpBrowser(service.issuer);
+    const page = await browser.navigate('/oauth/providers/upstream/start?return_to=%2F%2Fevil.example%2F');
+    expect(page.status).toBe(400);
+    expect(page.url.startsWith(service.issuer)).toBe(true);
   });
 });

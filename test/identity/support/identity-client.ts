@@ -144,6 +144,8 @@ export interface ErrorBody {
   error: string;
   message: string;
   details?: unknown;
+  /** The request's id (also its X-Request-Id header). */
+  request_id?: string;
 }
 
 export interface SignedIn {

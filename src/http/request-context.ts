@@ -1,0 +1,68 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
+import type { Middleware } from 'koa';
+
+/**
+ * What the code serving one request may want to know without it being passed along: the request id
+ * (in every log line, error body and the X-Request-Id answer header), and where to count what the
+ * request did (the service's metrics). Kept in AsyncLocalStorage, one store per request, so two
+ * services in one process (tests, a host mounting two) never see each other's.
+ */
+export interface RequestContext {
+  requestId: string;
+  observers: RequestObservers;
+}
+
+/** Counts of things deep inside a request (an audit event written, a rate limit hit). */
+export interface RequestObservers {
+  auditEvent?(type: string): void;
+  rateLimited?(rule: string): void;
+}
+
+const storage = new AsyncLocalStorage<RequestContext>();
+
+export const requestIdHeader = 'X-Request-Id';
+
+/** An id a proxy or client sent is kept when it is short and plain, so logs can be joined up. */
+const saneRequestId = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
+
+export function currentRequest(): RequestContext | undefined {
+  return storage.getStore();
+}
+
+/** Fields pino adds to every log line written while a request is being served. */
+export function requestLogFields(): { requestId?: string } {
+  const requestId = storage.getStore()?.requestId;
+  return requestId === undefined ? {} : { requestId };
+}
+
+/**
+ * Outermost middleware: takes the caller's X-Request-Id when sane (else a new UUID), runs the request
+ * in its context, and answers with the id in the X-Request-Id header and in a JSON error body
+ * (`request_id`, next to `error`), so a user's report leads to the log lines of that request.
+ */
+export function requestContext(observers: RequestObservers = {}): Middleware {
+  return async function withRequestContext(ctx, next) {
+    const offered = ctx.get(requestIdHeader);
+    const requestId = saneRequestId.test(offered) ? offered : randomUUID();
+    try {
+      await storage.run({ requestId, observers }, next);
+    } finally {
+      // Set last: an error boundary inside drops the failed answer's headers.
+      ctx.set(requestIdHeader, requestId);
+      const body: unknown = ctx.body;
+      if (ctx.status >= 400 && isErrorBody(body)) ctx.body = { ...body, request_id: requestId };
+    }
+  };
+}
+
+function isErrorBody(body: unknown): body is { error: string } {
+  return (
+    typeof body === 'object' &&
+    body !== null &&
+    !Array.isArray(body) &&
+    !Buffer.isBuffer(body) &&
+    Object.getPrototypeOf(body) === Object.prototype &&
+    typeof (body as { error?: unknown }).error === 'string'
+  );
+}

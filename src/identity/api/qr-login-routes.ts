@@ -1,0 +1,84 @@
+import { z } from 'zod';
+import type { Clock } from '../../clock.js';
+import type { Database } from '../../db/database.js';
+import { ApiError } from '../../http/api-error.js';
+import { principalOf } from '../../http/bearer-auth.js';
+import { RateLimitExceeded, type RateLimitRule, type RateLimits } from '../../http/rate-limit.js';
+import { requestInfo } from '../../http/request-info.js';
+import { approveQrLoginRequest, qrLoginStatus } from '../qr-login/qr-login-requests.js';
+import type { IdentityRoutes } from './identity-api.js';
+
+/** The waiting page polls about every 2 seconds for at most 2 minutes. */
+export const qrStatusRateLimit: RateLimitRule = {
+  name: 'identity-qr-status',
+  points: 60,
+  durationSeconds: 60,
+};
+
+const qrTokenBody = z.strictObject({ token: z.string().min(1).max(100) }).meta({ id: 'QrLoginToken' });
+const qrStatus = z
+  .object({ status: z.enum(['pending', 'approved', 'used', 'expired']) })
+  .meta({ id: 'QrLoginStatus' });
+
+/**
+ * The two sides of the `qr` step: POST /auth/qr/status (the waiting page: has the code been approved?)
+ * and POST /auth/qr/approve (the signed-in device that scanned it says yes, as its user).
+ */
+export function qrLoginRoutes(deps: { db: Database; clock: Clock; rateLimits: RateLimits }): IdentityRoutes {
+  const { db, clock, rateLimits } = deps;
+  return (api) => {
+    api.add(
+      {
+        method: 'post',
+        path: '/auth/qr/status',
+        summary: 'Whether a QR sign-in code has been approved',
+        tags: ['Auth flow'],
+        security: 'none',
+        body: qrTokenBody,
+        responses: {
+          200: { description: 'The code’s state', schema: qrStatus },
+          400: { description: 'Malformed request' },
+          404: { description: 'No such code' },
+          429: { description: 'Too many requests (Retry-After)' },
+        },
+      },
+      async (ctx, body) => {
+        try {
+          await rateLimits.consume(qrStatusRateLimit, requestInfo(ctx).ip);
+        } catch (error) {
+          throw error instanceof RateLimitExceeded ? error.toApiError() : error;
+        }
+        const status = await qrLoginStatus(db, body.token, clock.now());
+        if (!status) throw new ApiError(404, 'qr_not_found', 'There is no such QR code.');
+        ctx.set('Cache-Control', 'no-store');
+        ctx.body = { status };
+      },
+    );
+
+    api.add(
+      {
+        method: 'post',
+        path: '/auth/qr/approve',
+        summary: 'Approve a QR sign-in as the signed-in user',
+        tags: ['Auth flow'],
+        security: 'bearer',
+        body: qrTokenBody,
+        responses: {
+          200: { description: 'Approved: the waiting device signs in as this user', schema: qrStatus },
+          400: { description: 'Malformed request' },
+          401: { description: 'Not signed in' },
+          410: { description: 'The code expired, was used or approved already' },
+        },
+      },
+      async (ctx, body) => {
+        const principal = principalOf(ctx);
+        if (principal.kind !== 'user') throw new ApiError(403, 'forbidden', 'Only a user can approve.');
+        const approved = await approveQrLoginRequest(db, body.token, principal.userId, clock.now());
+        if (!approved) {
+          throw new ApiError(410, 'qr_expired', 'This QR code expired or was used. Show a new one.');
+        }
+        ctx.body = { status: 'approved' };
+      },
+    );
+  };
+}

@@ -1,0 +1,96 @@
+import type { Database } from '../../db/database.js';
+import { ApiError } from '../../http/api-error.js';
+import { auditEventTypes, writeAuditEvent } from '../audit/audit-log.js';
+import type { RequestInfo } from '../auth-flow/step.js';
+import { loadUserMethodStates } from '../auth-methods/user-method-states.js';
+import { isUuid } from '../uuid.js';
+import type { OAuthProviderRegistry } from './oauth-provider-registry.js';
+
+/** A provider account linked to the user, as the security settings show it. */
+export interface LinkedProviderView {
+  id: string;
+  provider: string;
+  providerName: string;
+  linkedAt: Date;
+  lastUsedAt: Date | null;
+}
+
+/**
+ * The third-party providers linked to a user (Security section, account rule 9), and unlinking one.
+ * A provider can't be unlinked when it is the user's last active sign-in method (rule 5): an OAuth-only
+ * user first adds a password (or links another provider).
+ */
+export class LinkedProviders {
+  constructor(
+    private readonly db: Database,
+    private readonly registry: OAuthProviderRegistry,
+  ) {}
+
+  async list(
+    userId: string,
+  ): Promise<{ linked: LinkedProviderView[]; available: { id: string; name: string }[] }> {
+    const rows: { id: string; provider: string; created_at: Date; last_used_at: Date | null }[] =
+      await this.db('user_auth_methods')
+        .where({ user_id: userId, type: 'oauth_provider' })
+        .orderBy('created_at')
+        .select('id', 'provider', 'created_at', 'last_used_at');
+    return {
+      linked: rows.map((row) => ({
+        id: row.id,
+        provider: row.provider,
+        providerName: this.registry.get(row.provider)?.name ?? row.provider,
+        linkedAt: row.created_at,
+        lastUsedAt: row.last_used_at,
+      })),
+      available: this.registry.all().map((provider) => ({ id: provider.id, name: provider.name })),
+    };
+  }
+
+  async unlink(
+    userId: string,
+    linkId: string,
+    request: RequestInfo,
+    now: Date,
+  ): Promise<{ provider: string }> {
+    const notLinked = new ApiError(404, 'not_linked', 'There is no such linked provider.');
+    if (!isUuid(linkId)) throw notLinked;
+    return this.db.transaction(async (trx) => {
+      // The user's row is the lock every change of sign-in methods takes: two parallel unlinks can't
+      // each leave the other as "the last one".
+      await trx('users').where({ id: userId }).forUpdate().first('id');
+      const link: { id: string; provider: string } | undefined = await trx('user_auth_methods')
+        .where({ id: linkId, user_id: userId, type: 'oauth_provider' })
+        .first('id', 'provider');
+      if (!link) throw notLinked;
+      await trx('user_auth_methods').where({ id: link.id }).delete();
+      const states = await loadUserMethodStates(trx, userId);
+      const otherProviders = states
+        .list()
+        .filter((method) => method.type === 'oauth_provider' && method.isEnabled);
+      const localMethod =
+        states.isActive('password') ||
+        states.isEnabledByUser('email_otp') ||
+        states.isEnabledByUser('sms_otp');
+      if (otherProviders.length === 0 && !localMethod) {
+        throw new ApiError(
+          409,
+          'last_sign_in_method',
+          'This provider is your only way to sign in: add a password or link another provider before unlinking it.',
+          { provider: link.provider },
+        );
+      }
+      await writeAuditEvent(
+        trx,
+        {
+          type: auditEventTypes.authMethodRemoved,
+          userId,
+          ip: request.ip,
+          userAgent: request.userAgent,
+          details: { method: 'oauth_provider', provider: link.provider },
+        },
+        now,
+      );
+      return { provider: link.provider };
+    });
+  }
+}

@@ -1,0 +1,60 @@
+import { randomSecret, sha256 } from '../../crypto/digest.js';
+import type { Queryable } from '../../db/database.js';
+
+/** How long a QR code can be approved and used. */
+export const qrLoginLifetimeSeconds = 120;
+
+export type QrLoginStatus = 'pending' | 'approved' | 'used' | 'expired';
+
+/** A new QR sign-in request: its token (256 random bits) goes into the code; only its hash is kept. */
+export async function createQrLoginRequest(
+  db: Queryable,
+  now: Date,
+): Promise<{ token: string; expiresAt: Date }> {
+  const token = randomSecret(32);
+  const expiresAt = new Date(now.getTime() + qrLoginLifetimeSeconds * 1000);
+  await db('qr_login_requests').insert({ token_hash: sha256(token), expires_at: expiresAt, created_at: now });
+  return { token, expiresAt };
+}
+
+export async function qrLoginStatus(
+  db: Queryable,
+  token: string,
+  now: Date,
+): Promise<QrLoginStatus | undefined> {
+  const row = (await db('qr_login_requests')
+    .where({ token_hash: sha256(token) })
+    .first('status', 'expires_at')) as { status: QrLoginStatus; expires_at: Date } | undefined;
+  if (!row) return undefined;
+  if (row.status !== 'used' && new Date(row.expires_at) <= now) return 'expired';
+  return row.status;
+}
+
+/** A signed-in user approves (one conditional UPDATE: only a pending, live request; once). */
+export async function approveQrLoginRequest(
+  db: Queryable,
+  token: string,
+  userId: string,
+  now: Date,
+): Promise<boolean> {
+  const changed = await db('qr_login_requests')
+    .where({ token_hash: sha256(token), status: 'pending' })
+    .where('expires_at', '>', now)
+    .update({ status: 'approved', user_id: userId, approved_at: now });
+  return changed === 1;
+}
+
+/** The waiting device takes the approval: approved → used, once; the approving user, or undefined. */
+export async function consumeApprovedQrLogin(
+  db: Queryable,
+  token: string,
+  now: Date,
+): Promise<string | undefined> {
+  const result = await db.raw(
+    `update qr_login_requests set status = 'used'
+     where token_hash = ? and status = 'approved' and expires_at > cast(? as timestamptz)
+     returning user_id`,
+    [sha256(token), now],
+  );
+  return (result.rows as { user_id: string }[])[0]?.user_id;
+}

@@ -1,0 +1,70 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHostApp } from '../../examples/koa-host/host.js';
+import { createIdentityService, loadConfig, type IdentityService } from '../../src/index.js';
+import { createTestDatabase } from '../support/database.js';
+import { createServiceClient } from '../support/fixtures.js';
+import { discover, oidc } from '../support/relying-party.js';
+import { testSecrets } from '../support/test-service.js';
+
+let server: http.Server;
+let identity: IdentityService;
+let issuer: string;
+let database: Awaited<ReturnType<typeof createTestDatabase>>;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  server = http.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  identity = await createIdentityService({
+    config: loadConfig({ ISSUER: issuer, LOG_LEVEL: 'silent' }),
+    database,
+    secrets: testSecrets(),
+  });
+  server.on('request', createHostApp(identity).callback());
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await identity?.close();
+  await database?.close();
+});
+
+describe('examples/koa-host: the service mounted beside a host’s routes', () => {
+  it('leaves the host its own paths, even under /assets and /api/v2', async () => {
+    expect(await (await fetch(`${issuer}/`)).text()).toBe('the host app');
+    expect(await (await fetch(`${issuer}/api/v2/other`)).json()).toEqual({ from: 'host' });
+    expect(await (await fetch(`${issuer}/assets/host/logo.svg`)).text()).toBe(
+      'host asset /assets/host/logo.svg',
+    );
+    // Paths nobody serves reach the host's 404, not the service's.
+    for (const path of ['/api/v2/unknown', '/assets/nope.css', '/somewhere']) {
+      const answer = await fetch(`${issuer}${path}`);
+      expect(answer.status, path).toBe(404);
+      expect(await answer.json(), path).toEqual({ error: 'host_not_found' });
+    }
+  });
+
+  it('answers its own paths: assets, its API’s 404, health, discovery', async () => {
+    const css = await fetch(`${issuer}/assets/management-dashboards.css`);
+    expect(css.headers.get('content-type')).toContain('text/css');
+    const api = await fetch(`${issuer}/api/v2/identity/nope`);
+    expect(api.status).toBe(404);
+    expect(await api.json()).toMatchObject({ error: 'not_found' });
+    expect(await (await fetch(`${issuer}/healthz`)).json()).toEqual({ status: 'ok' });
+    const discovery = (await (await fetch(`${issuer}/.well-known/openid-configuration`)).json()) as {
+      issuer: string;
+    };
+    expect(discovery.issuer).toBe(issuer);
+  });
+
+  it('serves a client_credentials flow through the host', async () => {
+    const { client, clientSecret } = await createServiceClient(identity.db, ['service:crm.aggregates.read']);
+    const config = await discover(issuer, client.clientId, clientSecret);
+    const tokens = await oidc.clientCredentialsGrant(config, { scope: 'service:crm.aggregates.read' });
+    expect(tokens.scope).toBe('service:crm.aggregates.read');
+  });
+});

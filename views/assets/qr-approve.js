@@ -1,0 +1,34 @@
+// /qr-approve.html: the signed-in device that scanned a QR code approves the other device's sign-in.
+// The token arrives in the fragment; the session is this browser's refresh cookie.
+(function () {
+  var script = document.currentScript;
+  var token = new URLSearchParams(window.location.hash.slice(1)).get('token');
+  history.replaceState(null, '', window.location.pathname);
+  function show(id, reason) {
+    ['checking', 'ask', 'done', 'failed'].forEach(function (name) {
+      document.getElementById(name).hidden = name !== id;
+    });
+    if (reason) document.getElementById('failed-reason').textContent = reason;
+  }
+  if (!token) return show('failed', 'The link has no code.');
+  fetch(script.dataset.refresh, { method: 'POST', credentials: 'same-origin' })
+    .then(function (response) {
+      if (!response.ok) throw new Error('signed-out');
+      return response.json();
+    })
+    .then(function (session) {
+      show('ask');
+      document.getElementById('approve').addEventListener('click', function () {
+        fetch(script.dataset.approve, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: 'Bearer ' + session.accessToken },
+          body: JSON.stringify({ token: token }),
+        }).then(function (response) {
+          show(response.ok ? 'done' : 'failed');
+        });
+      });
+    })
+    .catch(function () {
+      show('failed', 'Sign in on this device first, then scan the code again.');
+    });
+})();
