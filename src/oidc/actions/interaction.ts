@@ -378,7 +378,13 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
     if (interaction) {
       const refusedLink = await federation?.completePendingLink(ctx, interaction.uid, outcome.userId);
       if (refusedLink) {
-        return federation!.renderError(ctx, refusedLink.error, interaction.uid, page.lang, refusedLink.provider);
+        return federation!.renderError(
+          ctx,
+          refusedLink.error,
+          interaction.uid,
+          page.lang,
+          refusedLink.provider,
+        );
       }
       await rememberDevice(ctx, outcome.userId, outcome.flow === 'login');
       return finish(
