@@ -182,7 +182,7 @@ export const environmentSchema = z.object({
     emptyAsUndefined,
     z.string().min(32, 'must have at least 32 characters').optional(),
   ),
-  // The product's name, logo and primary colour on the pages (src/http/brand.ts, docs/pages.md).
+  // The product's name, logo and primary colour on the pages (src/brand.ts, docs/pages.md).
   ...brandSettings.shape,
 });
 

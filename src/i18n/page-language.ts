@@ -72,9 +72,9 @@ export function languageLinks(ctx: PageRequest, current: string, target?: string
       const translated = path.replace(languageSegment, `/${code}`);
       href = publicPath(ctx, querystring ? `${translated}?${querystring}` : translated);
     } else {
-      const query = new URLSearchParams(querystring);
-      query.set('lang', code);
-      href = publicPath(ctx, `${path}?${query}`);
+      // Only `lang`: such a page's query is not ours to repeat (the engine's error page of a request
+      // carrying an attacker's redirect_uri must not link to it).
+      href = publicPath(ctx, `${path}?${new URLSearchParams({ lang: code })}`);
     }
     return { code, name: messages.format(code, 'common.language.name'), href, current: code === current };
   });

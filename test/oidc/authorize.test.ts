@@ -32,7 +32,8 @@ describe('GET /oauth/authorize', () => {
     const request = await buildAuthorizationRequest(config);
     const page = await new HttpBrowser(service.issuer).navigate(request.url.toString());
     expect(page.status).toBe(200);
-    expect(new URL(page.url).pathname).toMatch(/^\/interaction\//);
+    expect(new URL(page.url).pathname).toBe('/en/auth');
+    expect(new URL(page.url).searchParams.get('interaction')).toBeTruthy();
     expect(page.html).toContain('name="identifier"');
   });
 
