@@ -234,6 +234,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
       session: settings.lifetimes.oidcSession,
       interaction: settings.lifetimes.interaction,
     },
+    clientChangePollMs: settings.clientCache.changePollMilliseconds,
   });
   const revokedGrants = new RevokedGrants(db, clock, logger);
   await revokedGrants.start();
@@ -243,6 +244,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     audience: config.apiAudience,
     // What an OAuth token is worth now: grant revoked, client disabled or first-party (all in memory).
     oauthTokens: oauthTokenStanding(provider, revokedGrants),
+    clock,
   };
   const rateLimits = new RateLimits(db, settings.rateLimits);
   const sessionPolicy: SessionPolicy = { ...settings.sessions };
@@ -391,7 +393,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     brandStylesheetRoutes(config.brand ?? brandFrom({})),
     jwksRoutes(keySet),
     discoveryRoutes(),
-    userinfoRoutes({ config, db, keySet, oauthTokens: tokenVerification.oauthTokens, logger }),
+    userinfoRoutes({ config, db, clock, keySet, oauthTokens: tokenVerification.oauthTokens, logger }),
     introspectionRoutes({
       config,
       db,
