@@ -263,8 +263,10 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
   );
   const messaging = { db, clock, transports, rateLimits, logger };
   const notifications = new SecurityNotifications({ transports, messages: Messages.load(), logger });
+  const { passwordHashing } = settings;
   const passwordDeps: PasswordDeps = {
     ...messaging,
+    passwordHashing,
     issuer: config.issuer,
     revokeOtherSessions: (trx, userId, exceptSessionId) =>
       revokeUserSessions(
@@ -296,6 +298,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
   const flows = new AuthFlowEngine(db, clock, steps, new StoredFunnels(db), {
     planner: new UserFunnelPlanner(authMethods),
     finishers: { registration: createAccountFinisher(authMethods) },
+    passwordHashing: settings.passwordHashing,
   });
   const signing: MainAuthSigning = { key: mainAuthKey, issuer: config.issuer, audience: config.apiAudience };
   const oauthProviders = new OAuthProviderRegistry();
@@ -312,7 +315,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     signing,
     apiPrefix: identityApiPrefix,
   });
-  await prepareDecoyHash();
+  await prepareDecoyHash(settings.passwordHashing);
 
   const events = await startEventRuntime({
     db,
@@ -447,11 +450,11 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
           apiPrefix: identityApiPrefix,
         }),
         securitySessionRoutes({ db, clock, sessionPolicy }),
-        reauthenticationRoutes({ ...messaging, totp, sessionPolicy }),
+        reauthenticationRoutes({ ...messaging, totp, sessionPolicy, passwordHashing }),
         authMethodRoutes({ clock, manager: new AuthMethodManager(db, authMethods, notifications) }),
         savedAccountRoutes({ db, clock }),
         linkedProviderRoutes({ clock, linkedProviders: new LinkedProviders(db, oauthProviders) }),
-        firstPasswordRoutes({ db, clock, notifications }),
+        firstPasswordRoutes({ db, clock, notifications, passwordHashing }),
         inboundLoginRoutes({ db, clock, rateLimits, signing, apiPrefix: identityApiPrefix }),
         qrLoginRoutes({ db, clock, rateLimits }),
         passwordRoutes(passwordDeps),
