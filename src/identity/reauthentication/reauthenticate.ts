@@ -121,7 +121,9 @@ export async function reauthenticate(
 async function checkProof(deps: ReauthenticationDeps, user: User, proof: ReauthenticationProof) {
   const now = deps.clock.now();
   if (proof.method === 'password') {
-    if (!(await verifyPassword(await findPasswordHash(deps.db, user.id), proof.password, deps.passwordHashing))) {
+    if (
+      !(await verifyPassword(await findPasswordHash(deps.db, user.id), proof.password, deps.passwordHashing))
+    ) {
       throw new ApiError(400, 'invalid_password', 'The password is not right.');
     }
   } else if (proof.method === 'totp') {
