@@ -56,6 +56,8 @@ import { profileStep } from './identity/auth-flow/steps/profile.js';
 import { accountSelectionStep } from './identity/auth-flow/steps/account-selection.js';
 import { createQrStep } from './identity/auth-flow/steps/qr.js';
 import { qrLoginRoutes } from './identity/api/qr-login-routes.js';
+import { avatarRoutes } from './identity/pages/avatar-route.js';
+import { onboardingPageRoutes } from './identity/pages/onboarding-page.js';
 import { qrApprovePageRoutes } from './identity/pages/qr-approve-page.js';
 import { phoneEmailRegistrationStep } from './identity/auth-flow/steps/phone-email-registration.js';
 import { createAccountFinisher } from './identity/registration/create-account.js';
@@ -410,6 +412,14 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     clientRegistrationRoutes({ db, clock, tokenVerification, recentAuthentication, logger }),
     singleLogoutPageRoutes(),
     federation.routes(),
+    onboardingPageRoutes({
+      db,
+      clock,
+      notifications,
+      issuer: config.issuer,
+      brand: config.brand ?? brandFrom({}),
+    }),
+    avatarRoutes(db),
     interactionRoutes({
       provider,
       db,

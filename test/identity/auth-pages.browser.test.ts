@@ -131,18 +131,26 @@ describe('/:lang/auth in a real browser', { timeout: 120_000 }, () => {
       await page.getByLabel('Password', { exact: true }).fill(password);
       await submit(page, 'Continue');
 
+      // Onboarding (onboarding.browser.test.ts has the rest): the name, then the optional steps skipped.
+      await page.getByRole('heading', { name: 'What is your name?' }).waitFor();
+      await page.getByLabel('First name').fill('Grace');
+      await page.getByLabel('Last name').fill('Hopper');
+      await submit(page, 'Continue');
+      await submit(page, 'Skip');
+      await submit(page, 'Skip');
+
       await page.getByRole('heading', { name: 'Demo app wants to access your account' }).waitFor();
       await expectAccessible(page, 'consent-en');
       await submit(page, 'Allow');
       const tokens = await redeem(config, request, page);
-      expect(tokens.claims()!.email).toBe(email);
+      expect(tokens.claims()).toMatchObject({ email, name: 'Grace Hopper' });
 
       // A later sign-in on this device: the provider session is gone, the saved account is listed.
       await context.clearCookies({ name: '_session' });
       await context.clearCookies({ name: '_session.sig' });
       const again = await client();
       await page.goto(again.request.url.toString());
-      const saved = page.getByRole('link', { name: `Continue as ${email}` });
+      const saved = page.getByRole('link', { name: `Continue as Grace Hopper ${email}` });
       await saved.waitFor();
       await expectAccessible(page, 'saved-accounts-en');
       await saved.click();

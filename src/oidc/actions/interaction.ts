@@ -31,6 +31,7 @@ import { listSavedAccounts, removeSavedAccount } from '../../identity/sessions/s
 import type { SecurityNotifications } from '../../identity/notifications/security-notifications.js';
 import type { Federation } from '../../identity/federation/federation-routes.js';
 import { findUserById } from '../../identity/users/user.js';
+import { onboardingCookie } from '../../identity/onboarding/onboarding-cookie.js';
 import type { Logger } from '../../logger.js';
 import { allowedScopesOf } from '../client-metadata.js';
 import { allowPluginFrames } from '../../identity/plugin-steps/frame-policy.js';
@@ -306,6 +307,13 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
     ctx.redirect(returnTo);
   };
 
+  /** After a registration: the onboarding pages, then `returnTo` (onboarding-page.ts). */
+  const startOnboarding = (ctx: Context, lang: string, userId: string, returnTo: string | undefined) => {
+    onboardingCookie.start(ctx, { userId, returnTo }, clock.now());
+    ctx.status = 303;
+    ctx.redirect(publicPath(ctx, `/${lang}/auth/onboarding`));
+  };
+
   /** A saved account chosen on the login screen: its identifier, submitted as the first step. */
   const chooseSavedAccount = async (ctx: Context, page: PageRequest, flow: FlowInProgress, id: string) => {
     const device = await findDeviceBinding(db, readDeviceCookie(ctx));
@@ -387,11 +395,16 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
         );
       }
       await rememberDevice(ctx, outcome.userId, outcome.flow === 'login');
-      return finish(
-        ctx,
-        { login: { accountId: outcome.userId, amr: outcome.authMethods, remember: true } },
-        false,
-      );
+      const login = { login: { accountId: outcome.userId, amr: outcome.authMethods, remember: true } };
+      if (outcome.flow === 'registration') {
+        // The sign-in is recorded in the interaction now; onboarding comes first, then its resume
+        // address (consent, then the client).
+        const resume = await provider.interactionResult(ctx.req, ctx.res, login, {
+          mergeWithLastSubmission: false,
+        });
+        return startOnboarding(ctx, page.lang, outcome.userId, resume);
+      }
+      return finish(ctx, login, false);
     }
     const signedIn = outcome.completion!;
     setRefreshCookie(
@@ -410,6 +423,8 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
         at: clock.now(),
       });
     }
+    if (outcome.flow === 'registration')
+      return startOnboarding(ctx, page.lang, outcome.userId, page.returnTo);
     if (page.returnTo) {
       ctx.status = 303;
       return ctx.redirect(publicPath(ctx, page.returnTo));
