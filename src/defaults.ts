@@ -98,6 +98,11 @@ export const defaults = {
     },
     maxAttempts: 5,
   },
+  /**
+   * A phone number typed without `+` (as people write national numbers: `8 916 123-45-67`) is read as
+   * a number of this country (ISO 3166 code) and stored in E.164 (`+79161234567`).
+   */
+  phoneDefaultCountry: 'RU',
   /** Cookie names of our own (the engine's are named in src/oidc/provider.ts). */
   cookies: {
     refreshToken: 'service_id_refresh_token',

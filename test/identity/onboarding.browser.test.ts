@@ -1,11 +1,11 @@
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { replaceFunnel } from '../../src/identity/auth-flow/funnel-steps.js';
 import { findPasswordHash } from '../../src/identity/passwords/password-credential.js';
 import { launchChromium } from '../support/browser.js';
+import { expectAccessible as scan, withRelyingPartyPage } from '../support/page-checks.js';
 import { callbackUri, createTestClient, uniqueEmail } from '../support/fixtures.js';
 import {
   buildAuthorizationRequest,
@@ -21,11 +21,6 @@ import { startTestService, type TestService } from '../support/test-service.js';
 // by axe-core in light and dark; screenshots in test-artifacts/onboarding/.
 
 const artifacts = path.resolve('test-artifacts/onboarding');
-const axeSource = fs.readFileSync(
-  path.join(path.dirname(createRequire(import.meta.url).resolve('axe-core')), 'axe.min.js'),
-  'utf8',
-);
-
 /** A 1×1 PNG. */
 const png = Buffer.from(
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
@@ -64,45 +59,7 @@ afterEach(async () => {
   );
 });
 
-async function withPage(run: (page: Page) => Promise<void>) {
-  const context = await browser.newContext();
-  await context.route('http://localhost:8080/**', (route) =>
-    route.fulfill({ status: 200, contentType: 'text/html', body: '<h1>relying party</h1>' }),
-  );
-  const page = await context.newPage();
-  try {
-    await run(page);
-  } catch (error) {
-    const text = await page
-      .locator('body')
-      .innerText()
-      .catch(() => '');
-    await page.screenshot({ path: path.join(artifacts, 'failure.png') }).catch(() => undefined);
-    throw new Error(`${(error as Error).message}\nat ${page.url()}:\n${text}`, { cause: error });
-  } finally {
-    await context.close();
-  }
-}
-
-async function expectAccessible(page: Page, name: string) {
-  for (const scheme of ['light', 'dark'] as const) {
-    await page.emulateMedia({ colorScheme: scheme });
-    await page.evaluate(axeSource);
-    const violations = await page.evaluate(async () => {
-      const result = await (
-        globalThis as unknown as { axe: { run(o: unknown): Promise<{ violations: unknown[] }> } }
-      ).axe.run({
-        runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] },
-      });
-      return (result.violations as { id: string; nodes: { target: string[] }[] }[]).map(
-        (violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`,
-      );
-    });
-    await page.screenshot({ path: path.join(artifacts, `${name}-${scheme}.png`), fullPage: true });
-    expect(violations.join('\n'), `${name} (${scheme})`).toBe('');
-  }
-  await page.emulateMedia({ colorScheme: 'light' });
-}
+const withPage = (run: (page: Page) => Promise<void>) => withRelyingPartyPage(browser, artifacts, run);
 
 async function client(parameters: Record<string, string> = {}) {
   const { client } = await createTestClient(service.service.db, { name: 'Demo app' });
@@ -120,6 +77,7 @@ async function redeem(config: oidc.Configuration, request: AuthorizationRequest,
   });
 }
 
+const expectAccessible = (page: Page, name: string) => scan(page, artifacts, name);
 const press = (page: Page, name: string) => page.getByRole('button', { name, exact: true }).click();
 const codeTo = (recipient: string) => service.service.developmentMessages.latestTo(recipient)!.code!;
 
