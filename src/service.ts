@@ -13,6 +13,7 @@ import { assetRoutes } from './http/assets.js';
 import { errorPageAnswer, jsonErrorAnswer, uncaughtErrors } from './http/error-handler.js';
 import { jsonNotFound } from './http/json-api.js';
 import { ownPaths } from './http/own-paths.js';
+import { routersByPath } from './http/routers-by-path.js';
 import { RateLimits } from './http/rate-limit.js';
 import { securityHeaders } from './http/security-headers.js';
 import { identityApiPrefix } from './identity/api/identity-api.js';
@@ -257,7 +258,8 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     admin.router,
     admin.pages,
   ];
-  for (const router of routers) app.use(router.routes()).use(router.allowedMethods());
+  // Each request visits only the routers with a route that could match its path (routers-by-path.ts).
+  app.use(routersByPath(routers));
   // Embedded, the service answers only these; the host answers the rest (own-paths.ts).
   const ownsPath = ownPaths([operations.router, ...routers], {
     prefixes: ['/oauth/', '/interaction/'],
