@@ -123,11 +123,14 @@ describe('sign-in steps in a real browser', { timeout: 120_000 }, () => {
       }
       const lockout = page.getByRole('alert');
       const say = (wait: string) => `Слишком много неудачных попыток входа. Попробуйте снова через ${wait}.`;
-      expect(await lockout.textContent()).toBe(say('30 секунд'));
+      // 30 seconds, or 29 when a second turned while the answer was on its way.
+      const start = Number(await lockout.getAttribute('data-retry-after'));
+      expect([29, 30]).toContain(start);
+      expect(await lockout.textContent()).toBe(say(`${start} секунд`));
       await expectAccessible(page, artifacts, 'lockout-ru');
       const signIn = page.getByRole('button', { name: 'Войти', exact: true });
       expect(await signIn.isDisabled()).toBe(true);
-      await page.clock.runFor(6_000);
+      await page.clock.runFor((start - 24) * 1000);
       expect(await lockout.textContent()).toBe(say('24 секунды'));
       await page.clock.runFor(3_000);
       expect(await lockout.textContent()).toBe(say('21 секунду'));
