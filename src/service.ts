@@ -55,6 +55,7 @@ import { passwordRegistrationStep } from './identity/auth-flow/steps/password-re
 import { profileStep } from './identity/auth-flow/steps/profile.js';
 import { accountSelectionStep } from './identity/auth-flow/steps/account-selection.js';
 import { createQrStep } from './identity/auth-flow/steps/qr.js';
+import { createOAuthStep } from './identity/auth-flow/steps/oauth.js';
 import { qrLoginRoutes } from './identity/api/qr-login-routes.js';
 import { qrApprovePageRoutes } from './identity/pages/qr-approve-page.js';
 import { phoneEmailRegistrationStep } from './identity/auth-flow/steps/phone-email-registration.js';
@@ -278,6 +279,8 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
 
   const totp = { box: new SecretBox(secrets.cookieKeys), issuerName: new URL(config.issuer).host };
   const authMethods = builtInAuthMethods(totp);
+  const oauthProviders = new OAuthProviderRegistry();
+  for (const provider of options.oauthProviders ?? config.oauthProviders) oauthProviders.register(provider);
   const steps = new StepRegistry()
     .register(phoneEmailStep)
     .register(passwordStep)
@@ -290,14 +293,13 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     .register(passwordRegistrationStep)
     .register(profileStep)
     .register(accountSelectionStep)
-    .register(createQrStep({ issuer: config.issuer }));
+    .register(createQrStep({ issuer: config.issuer }))
+    .register(createOAuthStep({ issuer: config.issuer, providers: oauthProviders }));
   const flows = new AuthFlowEngine(db, clock, steps, new StoredFunnels(db), {
     planner: new UserFunnelPlanner(authMethods),
     finishers: { registration: createAccountFinisher(authMethods) },
   });
   const signing: MainAuthSigning = { key: mainAuthKey, issuer: config.issuer, audience: config.apiAudience };
-  const oauthProviders = new OAuthProviderRegistry();
-  for (const provider of options.oauthProviders ?? config.oauthProviders) oauthProviders.register(provider);
   const federation = new Federation({
     provider,
     db,
@@ -309,6 +311,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     issuer: config.issuer,
     signing,
     apiPrefix: identityApiPrefix,
+    brand: config.brand ?? brandFrom({}),
   });
   await prepareDecoyHash();
 

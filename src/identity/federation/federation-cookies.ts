@@ -23,7 +23,11 @@ const attemptSchema = z.object({
   codeVerifier: z.string(),
   /** Signs in for this OIDC interaction; absent: starts a main-auth session and returns to `returnTo`. */
   interactionUid: z.string().optional(),
+  /** Absent (and no interaction): the "signed in" page answers, in `lang`. */
   returnTo: z.string().optional(),
+  lang: z.string().max(20).optional(),
+  /** The funnel's `oauth` step this sign-in answers (the token its flow holds). */
+  stepToken: z.string().optional(),
   expiresAt: z.number(),
 });
 export type FederationAttempt = z.infer<typeof attemptSchema>;
