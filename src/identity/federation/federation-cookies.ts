@@ -26,6 +26,8 @@ const attemptSchema = z.object({
   /** Absent (and no interaction): the "signed in" page answers, in `lang`. */
   returnTo: z.string().optional(),
   lang: z.string().max(20).optional(),
+  /** Links the provider account to this signed-in user (security settings) instead of signing in. */
+  linkUserId: z.string().optional(),
   /** The funnel's `oauth` step this sign-in answers (the token its flow holds). */
   stepToken: z.string().optional(),
   expiresAt: z.number(),

@@ -59,7 +59,7 @@ const linkPathOf = (uid: string) => `/interaction/${uid}/oauth-link`;
 const linkDecision = z.object({ decision: z.enum(['link', 'cancel']) });
 
 /** Where a sign-in outside an interaction returns: a path of this service (never another site). */
-const returnToSchema = z
+export const returnToSchema = z
   .string()
   .max(2000)
   .regex(/^\/(?![/\\])[^\s]*$/, 'must be a path of this service')
@@ -185,6 +185,14 @@ export class Federation {
         const identity = await client.identify(currentUrl, attempt);
         const request = requestInfo(ctx);
         const interactionUid = attempt.interactionUid;
+        if (attempt.linkUserId !== undefined)
+          return await this.#linkToUser(
+            ctx,
+            client.provider,
+            identity,
+            attempt.linkUserId,
+            attempt.returnTo ?? '/',
+          );
         if (attempt.stepToken !== undefined)
           return await this.#signInForStep(
             ctx,
@@ -347,6 +355,58 @@ export class Federation {
         switchTarget: `/${context.language}/auth`,
       });
     }
+    ctx.status = 303;
+    ctx.redirect(publicPath(ctx, returnTo));
+  }
+
+  /**
+   * Linking a provider from the security settings (`POST /security/linked-providers`): the attempt of a
+   * signed-in user, bound to this browser by the attempt cookie the request set. Answers the address to
+   * send the browser to. The account rules don't run: the provider account is attached to this user, or
+   * refused when linked to another account (`subject_linked_elsewhere`).
+   */
+  async beginLink(ctx: Context, providerId: string, userId: string, returnTo: string): Promise<URL> {
+    const client = this.#clients.get(providerId);
+    if (!client) throw new ApiError(404, 'unknown_provider', 'There is no such sign-in provider here.');
+    let request;
+    try {
+      request = await client.authorizationRequest();
+    } catch (error) {
+      if (error instanceof FederationError) {
+        throw new ApiError(502, error.reason, `${client.provider.name} cannot be reached right now.`);
+      }
+      throw error;
+    }
+    federationCookies.setAttempt(ctx, {
+      provider: client.provider.id,
+      ...request.checks,
+      returnTo,
+      lang: this.language(ctx),
+      linkUserId: userId,
+      expiresAt: this.deps.clock.now().getTime() + attemptLifetimeMs,
+    });
+    return request.url;
+  }
+
+  async #linkToUser(
+    ctx: Context,
+    provider: OAuthProvider,
+    identity: UpstreamIdentity,
+    userId: string,
+    returnTo: string,
+  ): Promise<void> {
+    const { db, clock } = this.deps;
+    const now = clock.now();
+    await db.transaction(async (trx) => {
+      // The user's row is the lock every change of sign-in methods takes (unlink checks "the last one").
+      const user: { status: string } | undefined = await trx('users')
+        .where({ id: userId })
+        .forUpdate()
+        .first('status');
+      if (user?.status !== 'active') throw new FederationError('account_disabled');
+      await linkProvider(trx, userId, provider.id, identity.subject, requestInfo(ctx), now);
+    });
+    this.deps.logger.info({ provider: provider.id, userId }, 'provider linked from the security settings');
     ctx.status = 303;
     ctx.redirect(publicPath(ctx, returnTo));
   }

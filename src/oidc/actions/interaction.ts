@@ -231,12 +231,8 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
             ? undefined
             : page.interaction
               ? federation?.buttons(ctx, page.interaction.uid, lang)
-              : // The service's own sign-in: the provider ends in a session, then back to this page's target.
-                federation?.sessionButtons(
-                  ctx,
-                  page.returnTo ?? authPagePath(lang, { signed_in: '1' }),
-                  lang,
-                ),
+              : // The service's own sign-in: a session, then this page's return_to (or the "signed in" page).
+                federation?.sessionButtons(ctx, page.returnTo, lang),
         },
         status,
       );
