@@ -37,7 +37,10 @@ export const environmentSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   /** Listen address; default 127.0.0.1 outside production (a laptop), 0.0.0.0 in production. */
   HOST: z.preprocess(emptyAsUndefined, z.string().min(1).optional()),
-  /** Public base address of the service; the issuer of every token. No trailing slash, no path. */
+  /**
+   * Public base address of the service; the issuer of every token. May have a path
+   * (https://host/idp): the service then answers under that path only. No query, no fragment.
+   */
   ISSUER: z.url({ protocol: /^https?$/ }).optional(),
   /** PostgreSQL connection string; unset = embedded PGlite in DATA_DIR. */
   DATABASE_URL: z.preprocess(emptyAsUndefined, z.url({ protocol: /^postgres(ql)?$/ }).optional()),
@@ -275,8 +278,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError('DEV_MESSAGES_REMOTE', 'is not allowed when NODE_ENV=production');
   }
   const issuer = (environment.ISSUER ?? `http://localhost:${environment.PORT}`).replace(/\/+$/, '');
-  if (new URL(issuer).pathname !== '/') {
-    throw new ConfigError('ISSUER', 'must be an origin without a path (e.g. https://id.example.com)');
+  const issuerUrl = new URL(issuer);
+  if (issuerUrl.search || issuerUrl.hash || issuer.includes('?') || issuer.includes('#')) {
+    throw new ConfigError('ISSUER', 'must have no query or fragment (e.g. https://id.example.com/idp)');
   }
   if (
     environment.OIDC_PRIVATE_KEY !== undefined &&
