@@ -45,6 +45,14 @@ export const environmentSchema = z.object({
   /** PostgreSQL connection string; unset = embedded PGlite in DATA_DIR. */
   DATABASE_URL: z.preprocess(emptyAsUndefined, z.url({ protocol: /^postgres(ql)?$/ }).optional()),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  /** A PostgreSQL schema of the service's own (created if missing), to share a database with a host. */
+  DATABASE_SCHEMA: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case SQL identifier (e.g. identity)')
+      .optional(),
+  ),
   /** Longest wait (ms) for a PostgreSQL connection, a new or a pooled one; then the request answers 503. */
   DATABASE_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(5_000),
   DATA_DIR: z.string().min(1).default('./.data'),
@@ -197,6 +205,8 @@ export interface Config {
   host: string;
   issuer: string;
   databaseUrl: string | undefined;
+  /** The PostgreSQL schema of the service's tables; undefined: the default one. */
+  databaseSchema: string | undefined;
   databasePoolMax: number;
   databaseTimeoutMs: number;
   httpWorkers: number;
@@ -304,6 +314,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     host: environment.HOST ?? (environment.NODE_ENV === 'production' ? '0.0.0.0' : '127.0.0.1'),
     issuer,
     databaseUrl: environment.DATABASE_URL,
+    databaseSchema: environment.DATABASE_SCHEMA,
     databasePoolMax: environment.DATABASE_POOL_MAX,
     databaseTimeoutMs: environment.DATABASE_TIMEOUT_MS,
     httpWorkers: environment.HTTP_WORKERS,

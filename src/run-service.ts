@@ -36,6 +36,7 @@ export async function runService(config: Config, logger: Logger, workerIndex?: n
   secrets.catch(() => {}); // awaited below; a failure to open the database comes first
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
+    schema: config.databaseSchema,
     poolMax: config.databasePoolMax,
     timeoutMs: config.databaseTimeoutMs,
     logger,

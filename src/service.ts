@@ -138,6 +138,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     options.database ??
     (await openDatabase({
       databaseUrl: config.databaseUrl,
+      schema: config.databaseSchema,
       poolMax: config.databasePoolMax,
       timeoutMs: config.databaseTimeoutMs,
       logger,

@@ -36,6 +36,7 @@ async function main(argv: string[]): Promise<number> {
       if (!config.databaseUrl) channel = await claimDataDirectory(config.dataDir);
       database = await openDatabase({
         databaseUrl: config.databaseUrl,
+        schema: config.databaseSchema,
         pgliteDataDir: `${config.dataDir}/pgdata`,
       });
       await migrateToLatest(database.db);
