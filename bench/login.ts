@@ -12,9 +12,10 @@
  * percentiles as JSON. Each login comes from its own client address (X-Forwarded-For with
  * TRUST_PROXY=true), as real users do, so the per-IP limits of the flow endpoints don't cap the run.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,6 +23,7 @@ import knex from 'knex';
 import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { hashPassword, verifyPassword } from '../src/identity/passwords/password-hash.js';
+import { generateRsaPrivateKeyPem } from '../src/keys/development-secrets.js';
 import { atLeast, reportRatios } from './support/floor-ratios.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -61,16 +63,43 @@ async function prepareDatabase(): Promise<string[]> {
   return emails;
 }
 
+/**
+ * How `npm start` runs the service (package.json): its environment assignments and node flags, so the
+ * bench measures the production process (compiled, NODE_ENV=production), not the TypeScript loader.
+ */
+async function startScript(): Promise<{ environment: Record<string, string>; nodeFlags: string[] }> {
+  const packageJson = JSON.parse(await fs.readFile(path.join(root, 'package.json'), 'utf8')) as {
+    scripts: { start: string };
+  };
+  const command = /&&\s*((?:\w+=\S+\s+)*)exec node\s+(.*?)\s*dist\/src\/main\.js/.exec(
+    packageJson.scripts.start,
+  );
+  if (!command) throw new Error(`bench/login.ts can't read the start script: ${packageJson.scripts.start}`);
+  const environment = Object.fromEntries(
+    command[1]!
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((assignment) => assignment.split('=') as [string, string]),
+  );
+  return { environment, nodeFlags: command[2]!.split(/\s+/).filter(Boolean) };
+}
+
 async function startServer(port: number, dataDir: string) {
   // BENCH_CPU_PROF=<dir>: the service writes a V8 CPU profile there when it stops.
   const profile = process.env.BENCH_CPU_PROF
     ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF]
     : [];
-  const child = spawn(process.execPath, [...profile, '--import', 'tsx', 'src/main.ts'], {
+  // The service as it runs in production: compiled, as npm start runs it.
+  execFileSync('npm', ['run', '-s', 'build'], { cwd: root, stdio: 'inherit' });
+  const start = await startScript();
+  const child = spawn(process.execPath, [...start.nodeFlags, ...profile, 'dist/src/main.js'], {
     cwd: root,
     env: {
-      ...process.env,
-      NODE_ENV: 'development',
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      ...(process.env.UV_THREADPOOL_SIZE ? { UV_THREADPOOL_SIZE: process.env.UV_THREADPOOL_SIZE } : {}),
+      NODE_ENV: 'production',
       DATABASE_URL: scratchUrl.toString(),
       PORT: String(port),
       HOST: '127.0.0.1',
@@ -78,6 +107,14 @@ async function startServer(port: number, dataDir: string) {
       DATA_DIR: dataDir,
       TRUST_PROXY: 'true',
       LOG_LEVEL: 'warn',
+      OIDC_PRIVATE_KEY: generateRsaPrivateKeyPem(),
+      MAIN_AUTH_PRIVATE_KEY: generateRsaPrivateKeyPem(),
+      COOKIE_KEYS: crypto.randomBytes(32).toString('base64url'),
+      // Production wants a real transport; a password login sends nothing.
+      EMAIL_TRANSPORT: 'smtp',
+      SMTP_URL: 'smtp://127.0.0.1:2525',
+      MAIL_FROM: 'bench@example.com',
+      ...start.environment,
     },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
@@ -95,15 +132,41 @@ async function startServer(port: number, dataDir: string) {
   throw new Error('the service did not start within 120 s');
 }
 
-async function post(base: string, route: string, body: unknown, ip: string) {
-  const response = await fetch(`${base}/api/v2/identity${route}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-forwarded-for': ip, 'user-agent': 'login-bench' },
-    body: JSON.stringify(body),
+/**
+ * The load generator shares the cores with the service: node:http with kept-alive connections, not
+ * fetch (undici's fetch cost ~7 ms of CPU per login here, as much as a sixth of an argon2id check).
+ */
+const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+
+function post(base: string, route: string, body: unknown, ip: string): Promise<Record<string, unknown>> {
+  const payload = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      `${base}/api/v2/identity${route}`,
+      {
+        method: 'POST',
+        agent,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(payload),
+          'x-forwarded-for': ip,
+          'user-agent': 'login-bench',
+        },
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('error', reject);
+        response.on('end', () => {
+          const text = Buffer.concat(chunks).toString();
+          if (response.statusCode !== 200) reject(new Error(`${route}: ${response.statusCode} ${text}`));
+          else resolve(JSON.parse(text) as Record<string, unknown>);
+        });
+      },
+    );
+    request.on('error', reject);
+    request.end(payload);
   });
-  const json = (await response.json()) as Record<string, unknown>;
-  if (response.status !== 200) throw new Error(`${route}: ${response.status} ${JSON.stringify(json)}`);
-  return json;
 }
 
 let loginCounter = 0;
@@ -149,6 +212,66 @@ async function databaseCpuSeconds(): Promise<Map<string, number>> {
   const seconds = new Map<string, number>();
   for (const { pid } of rows) seconds.set(String(pid), (await cpuSecondsOf(pid)) ?? 0);
   return seconds;
+}
+
+interface WorkCounters {
+  transactions: number;
+  /** Per table: scans (sequential + index: roughly the statements that read it) and rows written. */
+  tables: Map<string, { scans: number; rowsWritten: number }>;
+}
+
+/**
+ * What the database did so far for the scratch database: committed transactions and, per table, scans
+ * and rows written (PostgreSQL's statistics views; pg_stat_statements needs a server setting). The
+ * backends report their statistics within a second of going idle: read after a pause.
+ */
+async function workCounters(): Promise<WorkCounters> {
+  const scratch = knex({ client: 'pg', connection: scratchUrl.toString(), pool: { min: 0, max: 1 } });
+  try {
+    const { rows: database } = await admin.raw<{ rows: { xact_commit: string }[] }>(
+      'select xact_commit from pg_stat_database where datname = ?',
+      [scratchName],
+    );
+    const { rows } = await scratch.raw<{
+      rows: { relname: string; scans: string; written: string }[];
+    }>(
+      `select relname, coalesce(seq_scan, 0) + coalesce(idx_scan, 0) as scans,
+              n_tup_ins + n_tup_upd + n_tup_del as written
+         from pg_stat_user_tables`,
+    );
+    return {
+      transactions: Number(database[0]?.xact_commit ?? 0),
+      tables: new Map(
+        rows.map((row) => [row.relname, { scans: Number(row.scans), rowsWritten: Number(row.written) }]),
+      ),
+    };
+  } finally {
+    await scratch.destroy();
+  }
+}
+
+/** Per login: transactions, and the tables read or written, busiest first. */
+function workPerLogin(before: WorkCounters, after: WorkCounters, logins: number) {
+  const per = (value: number) => Number((value / Math.max(1, logins)).toFixed(2));
+  const tables = [...after.tables]
+    .map(([name, counts]) => {
+      const earlier = before.tables.get(name) ?? { scans: 0, rowsWritten: 0 };
+      return {
+        name,
+        scans: per(counts.scans - earlier.scans),
+        rowsWritten: per(counts.rowsWritten - earlier.rowsWritten),
+      };
+    })
+    .filter((table) => table.scans > 0 || table.rowsWritten > 0)
+    .sort((a, b) => b.scans + b.rowsWritten - (a.scans + a.rowsWritten));
+  return {
+    transactions: per(after.transactions - before.transactions),
+    scans: Number(tables.reduce((sum, table) => sum + table.scans, 0).toFixed(2)),
+    rowsWritten: Number(tables.reduce((sum, table) => sum + table.rowsWritten, 0).toFixed(2)),
+    tables: Object.fromEntries(
+      tables.map((table) => [table.name, `${table.scans} read, ${table.rowsWritten} written`]),
+    ),
+  };
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -217,6 +340,8 @@ async function main() {
   const { child, base } = await startServer(port, dataDir);
   try {
     await run(base, emails, warmupSeconds * 1000);
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const workBefore = await workCounters();
     const began = performance.now();
     const cpuBefore = await cpuSecondsOf(child.pid!);
     const databaseBefore = await databaseCpuSeconds();
@@ -226,6 +351,8 @@ async function main() {
     const driver = process.cpuUsage(driverBefore);
     const cpuAfter = await cpuSecondsOf(child.pid!);
     const databaseAfter = await databaseCpuSeconds();
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const work = workPerLogin(workBefore, await workCounters(), latencies.length);
     // What one login costs the service process, whatever else runs on the machine: the capacity
     // of the cores it would have to itself (PostgreSQL's own CPU is not included).
     const cpuPerLogin =
@@ -277,6 +404,7 @@ async function main() {
       argon2Bound: Number(bound.toFixed(1)),
       argon2AllCoresPerSecond: Number(allCores.toFixed(1)),
       cpuMsPerLogin: breakdown,
+      databaseWorkPerLogin: work,
       uvThreadpoolSize: Number(process.env.UV_THREADPOOL_SIZE ?? 4),
       loadAverage: os.loadavg().map((value) => Number(value.toFixed(2))),
     };

@@ -14,6 +14,7 @@ import { errorPageAnswer, jsonErrorAnswer, uncaughtErrors } from './http/error-h
 import { jsonNotFound } from './http/json-api.js';
 import { issuerPath } from './http/base-path.js';
 import { ownPaths } from './http/own-paths.js';
+import { routersByPath } from './http/routers-by-path.js';
 import { servedUnder } from './http/served-under.js';
 import { RateLimits } from './http/rate-limit.js';
 import { securityHeaders } from './http/security-headers.js';
@@ -262,7 +263,8 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     admin.router,
     admin.pages,
   ];
-  for (const router of routers) own.use(router.routes()).use(router.allowedMethods());
+  // Each request visits only the routers with a route that could match its path (routers-by-path.ts).
+  own.use(routersByPath(routers));
   // Embedded, the service answers only these; the host answers the rest (own-paths.ts).
   const ownsPath = ownPaths([operations.router, ...routers], {
     prefixes: ['/oauth/', '/interaction/'],
