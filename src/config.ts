@@ -55,7 +55,11 @@ export const environmentSchema = z.object({
   ),
   /** Longest wait (ms) for a PostgreSQL connection, a new or a pooled one; then the request answers 503. */
   DATABASE_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(5_000),
-  DATA_DIR: z.string().min(1).default('./.data'),
+  /**
+   * The embedded database and the development secrets. Unset, nothing is written to disk (an in-memory
+   * database, secrets kept in memory); `npm start` and the CLI default it to ./.data (loadMainConfig).
+   */
+  DATA_DIR: z.string().min(1).optional(),
   /** Processes serving HTTP on one machine (node:cluster); more than 1 needs DATABASE_URL. */
   HTTP_WORKERS: z.coerce.number().int().min(1).max(64).default(1),
   /** RSA private key (PEM) that signs OAuth/OIDC tokens. Required in production. */
@@ -210,7 +214,8 @@ export interface Config {
   databasePoolMax: number;
   databaseTimeoutMs: number;
   httpWorkers: number;
-  dataDir: string;
+  /** Unset: nothing written to disk (see DATA_DIR). */
+  dataDir: string | undefined;
   oidcPrivateKey: string | undefined;
   mainAuthPrivateKey: string | undefined;
   cookieKeys: string[] | undefined;
@@ -267,6 +272,17 @@ export class ConfigError extends Error {
 }
 
 /** Parses the environment; throws `ConfigError` naming the first offending variable. */
+/** Where `npm start` and the CLI keep the embedded database and the development secrets by default. */
+export const defaultDataDir = './.data';
+
+/** The configuration of `npm start` and the CLI: the environment, with DATA_DIR defaulting to ./.data. */
+export function loadMainConfig(source: NodeJS.ProcessEnv = process.env): MainConfig {
+  return loadConfig({ DATA_DIR: defaultDataDir, ...source }) as MainConfig;
+}
+
+/** A configuration with a data directory (loadMainConfig). */
+export type MainConfig = Config & { dataDir: string };
+
 export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const parsed = environmentSchema.safeParse(source);
   if (!parsed.success) {
@@ -318,7 +334,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     databasePoolMax: environment.DATABASE_POOL_MAX,
     databaseTimeoutMs: environment.DATABASE_TIMEOUT_MS,
     httpWorkers: environment.HTTP_WORKERS,
-    dataDir: path.resolve(environment.DATA_DIR),
+    dataDir: environment.DATA_DIR === undefined ? undefined : path.resolve(environment.DATA_DIR),
     oidcPrivateKey: environment.OIDC_PRIVATE_KEY,
     mainAuthPrivateKey: environment.MAIN_AUTH_PRIVATE_KEY,
     cookieKeys: environment.COOKIE_KEYS,

@@ -143,7 +143,8 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
       poolMax: config.databasePoolMax,
       timeoutMs: config.databaseTimeoutMs,
       logger,
-      pgliteDataDir: `${config.dataDir}/pgdata`,
+      // No data directory configured: an in-memory database, nothing written to disk.
+      pgliteDataDir: config.dataDir === undefined ? undefined : `${config.dataDir}/pgdata`,
     }));
   const ownsDatabase = options.database === undefined;
   const { db } = database;
