@@ -121,7 +121,10 @@ export function clientRateLimiting(deps: {
     }
     await next();
     if (countIfIssued && ctx.status === 200) {
-      await rateLimits.count(clientRateLimits.token, client.clientId).catch((error: unknown) => {
+      // Not awaited: the tokens are issued, and the answer need not wait a database round trip for
+      // the count. It is queued now, before the answer leaves, so the client's next request (its check
+      // queued after it, rate-limit-postgres-store.ts keeps their order) sees it.
+      void rateLimits.count(clientRateLimits.token, client.clientId).catch((error: unknown) => {
         warnings.warn(
           'oauth_rate_limit_not_counted',
           { path: ctx.path, error: String(error) },
