@@ -13,7 +13,7 @@ import { lockoutTexts, pageErrorText } from '../../http/page-error-text.js';
 import { renderPage } from '../../http/pages.js';
 import { RateLimitExceeded, type RateLimits } from '../../http/rate-limit.js';
 import { requestInfo } from '../../http/request-info.js';
-import { pageLanguage } from '../../i18n/page-language.js';
+import { pageLanguage, pageMessages } from '../../i18n/page-language.js';
 import type { AuthFlowEngine, FlowInProgress } from '../../identity/auth-flow/flow-engine.js';
 import { flowStepRateLimit } from '../../identity/auth-flow/flow-rate-limits.js';
 import type { FlowKind } from '../../identity/auth-flow/flow-session.js';
@@ -68,6 +68,8 @@ const pageQuery = z.object({
   register: z.literal('1').optional(),
   return_to: z.string().max(2000).optional(),
   account: z.uuid().optional(),
+  /** Back from a provider of the funnel's `oauth` step: the flow to go on with. */
+  flow: z.string().min(1).max(200).optional(),
 });
 const stepForm = z
   .object({
@@ -235,10 +237,12 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
             removeAction: publicPath(ctx, `/${lang}/auth/saved-accounts/${account.id}/remove`),
           })),
           removeBack: authPagePath(lang, { interaction: page.interaction?.uid, return_to: page.returnTo }),
-          thirdPartySignIn:
-            page.interaction && !registration
+          thirdPartySignIn: registration
+            ? undefined
+            : page.interaction
               ? federation?.buttons(ctx, page.interaction.uid, lang)
-              : undefined,
+              : // The service's own sign-in: a session, then this page's return_to (or the "signed in" page).
+                federation?.sessionButtons(ctx, page.returnTo, lang),
         },
         status,
       );
@@ -264,6 +268,10 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
     // Any other step, and group screens: the fields each step describes, on one form. On a group
     // screen each field is named <stepId>[<field>] so every step gets its own input.
     const screens = await flows.describe(flow, { ...requestInfo(ctx), deviceCookie: readDeviceCookie(ctx) });
+    for (const screen of screens) {
+      if (screen.data?.oauth)
+        screen.data = { ...screen.data, oauth: oauthButton(ctx, page, flow, screen.data.oauth) };
+    }
     // Plugin steps delivered as frames: their origins may be framed by this page (and no other).
     allowPluginFrames(ctx, screens);
     return renderPage(
@@ -272,6 +280,24 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
       { ...common, step: flow.screen.join('+'), grouped: flow.screen.length > 1, screens },
       status,
     );
+  };
+
+  /**
+   * The funnel's `oauth` step: its button goes to the provider and comes back to this page with the
+   * flow (`?flow=`), which then submits the step.
+   */
+  const oauthButton = (ctx: Context, page: PageRequest, flow: FlowInProgress, data: unknown) => {
+    const oauth = data as { startUrl: string; name: string; provider: string };
+    const back = authPagePath(page.lang, {
+      interaction: page.interaction?.uid,
+      return_to: page.interaction ? undefined : page.returnTo,
+      flow: flow.session.id,
+    });
+    return {
+      ...oauth,
+      href: `${oauth.startUrl}&${new URLSearchParams({ return_to: back })}`,
+      label: pageMessages().format(page.lang, 'federation.button', { provider: oauth.name }),
+    };
   };
 
   const startFlow = (ctx: Context, kind: FlowKind, interaction: Interaction | undefined) =>
@@ -349,10 +375,33 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
     if (interaction && !signInPrompts.has(interaction.prompt.name)) {
       throw new ApiError(400, 'unsupported_prompt', `Prompt ${interaction.prompt.name} is not supported.`);
     }
+    if (query.flow) return resumeAfterProvider(ctx, page, query.flow);
     const flow = await startFlow(ctx, flowKindFor(interaction, query.register === '1'), interaction);
     if (query.account) return chooseSavedAccount(ctx, page, flow, query.account);
     return renderStep(ctx, page, flow);
   });
+
+  /** Back from the provider of an `oauth` step: submit it (the callback kept what the provider said). */
+  const resumeAfterProvider = async (ctx: Context, page: PageRequest, flowId: string) => {
+    let session;
+    try {
+      session = await flows.resume(flowId, { interactionUid: page.interaction?.uid });
+    } catch (caught) {
+      const error = toApiError(caught);
+      if (error.code !== 'flow_session_invalid') throw caught;
+      return renderStep(
+        ctx,
+        page,
+        await startFlow(ctx, flowKindFor(page.interaction, false), page.interaction),
+        error,
+      );
+    }
+    const flow = flows.inProgress(session);
+    if (flow.screen.length === 1 && flow.nextStep === 'oauth') {
+      return submit(ctx, page, session.id, { oauth: {} });
+    }
+    return renderStep(ctx, page, flow);
+  };
 
   const submit = async (
     ctx: Context,
