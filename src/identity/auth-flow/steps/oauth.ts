@@ -33,7 +33,8 @@ export function createOAuthStep(deps: {
   };
   const tokenOf = (context: StepContext) => {
     const token = context.session.tempData.oauthStepToken;
-    if (typeof token !== 'string') throw new ApiError(409, 'oauth_pending', 'Sign in with the provider first.');
+    if (typeof token !== 'string')
+      throw new ApiError(409, 'oauth_pending', 'Sign in with the provider first.');
     return token;
   };
   return {
