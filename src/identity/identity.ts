@@ -53,6 +53,8 @@ import { LinkedProviders } from './federation/linked-providers.js';
 import type { OAuthProviderConfig } from './federation/oauth-provider-config.js';
 import { OAuthProviderRegistry } from './federation/oauth-provider-registry.js';
 import { SecurityNotifications } from './notifications/security-notifications.js';
+import { avatarRoutes } from './pages/avatar-route.js';
+import { onboardingPageRoutes } from './pages/onboarding-page.js';
 import { qrApprovePageRoutes } from './pages/qr-approve-page.js';
 import { resetPasswordPageRoutes } from './pages/reset-password-page.js';
 import type { PasswordDeps } from './passwords/password-deps.js';
@@ -228,6 +230,14 @@ export async function createIdentity(deps: IdentityDeps): Promise<Identity> {
       ],
     ),
     resetPasswordPageRoutes(passwordDeps),
+    onboardingPageRoutes({
+      db,
+      clock,
+      notifications,
+      issuer: config.issuer,
+      brand: config.brand ?? brandFrom({}),
+    }),
+    avatarRoutes(db),
   ];
 
   return {

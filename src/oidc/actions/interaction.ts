@@ -31,10 +31,12 @@ import { listSavedAccounts, removeSavedAccount } from '../../identity/sessions/s
 import type { SecurityNotifications } from '../../identity/notifications/security-notifications.js';
 import type { Federation } from '../../identity/federation/federation-routes.js';
 import { findUserById } from '../../identity/users/user.js';
+import { onboardingCookie } from '../../identity/onboarding/onboarding-cookie.js';
 import type { Logger } from '../../logger.js';
 import { allowedScopesOf } from '../client-metadata.js';
 import { allowPluginFrames } from '../../identity/plugin-steps/frame-policy.js';
 import { authPagePath } from '../auth-page-path.js';
+import { finishedSignIns } from '../finished-sign-ins.js';
 import { saveConsent } from '../models/consent.js';
 import { isOidcScope } from '../scopes.js';
 import type { Brand } from '../../brand.js';
@@ -112,6 +114,14 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
     } catch (caught) {
       const lang = pageLanguage(ctx);
       if (caught instanceof errors.SessionNotFound || caught instanceof InteractionMismatch) {
+        // The back button after a finished sign-in: back to the application, not "expired".
+        const uid =
+          ctx.query.interaction ?? (ctx.request.body as { interaction?: unknown } | undefined)?.interaction;
+        const application = finishedSignIns.destination(ctx, uid);
+        if (application) {
+          ctx.status = 303;
+          return ctx.redirect(application);
+        }
         const error = new ApiError(400, 'interaction_expired', 'This sign-in page has expired.');
         return renderPage(
           ctx,
@@ -324,12 +334,25 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
     }
   };
 
-  const finish = async (ctx: Context, result: InteractionResults, merge: boolean) => {
+  const finish = async (
+    ctx: Context,
+    interaction: Interaction,
+    result: InteractionResults,
+    merge: boolean,
+  ) => {
+    finishedSignIns.remember(ctx, interaction.uid, interaction.params.redirect_uri);
     const returnTo = await provider.interactionResult(ctx.req, ctx.res, result, {
       mergeWithLastSubmission: merge,
     });
     ctx.status = 303;
     ctx.redirect(returnTo);
+  };
+
+  /** After a registration: the onboarding pages, then `returnTo` (onboarding-page.ts). */
+  const startOnboarding = (ctx: Context, lang: string, userId: string, returnTo: string | undefined) => {
+    onboardingCookie.start(ctx, { userId, returnTo }, clock.now());
+    ctx.status = 303;
+    ctx.redirect(publicPath(ctx, `/${lang}/auth/onboarding`));
   };
 
   /** A saved account chosen on the login screen: its identifier, submitted as the first step. */
@@ -436,11 +459,17 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
         );
       }
       await rememberDevice(ctx, outcome.userId, outcome.flow === 'login');
-      return finish(
-        ctx,
-        { login: { accountId: outcome.userId, amr: outcome.authMethods, remember: true } },
-        false,
-      );
+      const login = { login: { accountId: outcome.userId, amr: outcome.authMethods, remember: true } };
+      if (outcome.flow === 'registration') {
+        // The sign-in is recorded in the interaction now; onboarding comes first, then its resume
+        // address (consent, then the client).
+        finishedSignIns.remember(ctx, interaction.uid, interaction.params.redirect_uri);
+        const resume = await provider.interactionResult(ctx.req, ctx.res, login, {
+          mergeWithLastSubmission: false,
+        });
+        return startOnboarding(ctx, page.lang, outcome.userId, resume);
+      }
+      return finish(ctx, interaction, login, false);
     }
     const signedIn = outcome.completion!;
     setRefreshCookie(
@@ -459,6 +488,8 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
         at: clock.now(),
       });
     }
+    if (outcome.flow === 'registration')
+      return startOnboarding(ctx, page.lang, outcome.userId, page.returnTo);
     if (page.returnTo) {
       ctx.status = 303;
       return ctx.redirect(publicPath(ctx, page.returnTo));
@@ -524,7 +555,12 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
     if (interaction.prompt.name !== 'consent')
       throw new ApiError(409, 'step_out_of_order', 'Nothing to consent to.');
     if (form.decision === 'deny') {
-      return finish(ctx, { error: 'access_denied', error_description: 'the user denied access' }, true);
+      return finish(
+        ctx,
+        interaction,
+        { error: 'access_denied', error_description: 'the user denied access' },
+        true,
+      );
     }
     const accountId = interaction.session!.accountId;
     const clientId = String(interaction.params.client_id);
@@ -541,7 +577,7 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
     }
     const grantId = await grant.save();
     await saveConsent(db, accountId, clientId, scopes, clock.now());
-    await finish(ctx, { consent: { grantId } }, true);
+    await finish(ctx, interaction, { consent: { grantId } }, true);
   });
 
   /** The address of the first version of these pages: on to /:lang/auth. */
