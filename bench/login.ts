@@ -24,6 +24,7 @@ import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { hashPassword, verifyPassword } from '../src/identity/passwords/password-hash.js';
 import { generateRsaPrivateKeyPem } from '../src/keys/development-secrets.js';
+import { settledWorkCounters, workPerRequest } from './support/database-work.js';
 import { atLeast, reportRatios } from './support/floor-ratios.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -214,66 +215,6 @@ async function databaseCpuSeconds(): Promise<Map<string, number>> {
   return seconds;
 }
 
-interface WorkCounters {
-  transactions: number;
-  /** Per table: scans (sequential + index: roughly the statements that read it) and rows written. */
-  tables: Map<string, { scans: number; rowsWritten: number }>;
-}
-
-/**
- * What the database did so far for the scratch database: committed transactions and, per table, scans
- * and rows written (PostgreSQL's statistics views; pg_stat_statements needs a server setting). The
- * backends report their statistics within a second of going idle: read after a pause.
- */
-async function workCounters(): Promise<WorkCounters> {
-  const scratch = knex({ client: 'pg', connection: scratchUrl.toString(), pool: { min: 0, max: 1 } });
-  try {
-    const { rows: database } = await admin.raw<{ rows: { xact_commit: string }[] }>(
-      'select xact_commit from pg_stat_database where datname = ?',
-      [scratchName],
-    );
-    const { rows } = await scratch.raw<{
-      rows: { relname: string; scans: string; written: string }[];
-    }>(
-      `select relname, coalesce(seq_scan, 0) + coalesce(idx_scan, 0) as scans,
-              n_tup_ins + n_tup_upd + n_tup_del as written
-         from pg_stat_user_tables`,
-    );
-    return {
-      transactions: Number(database[0]?.xact_commit ?? 0),
-      tables: new Map(
-        rows.map((row) => [row.relname, { scans: Number(row.scans), rowsWritten: Number(row.written) }]),
-      ),
-    };
-  } finally {
-    await scratch.destroy();
-  }
-}
-
-/** Per login: transactions, and the tables read or written, busiest first. */
-function workPerLogin(before: WorkCounters, after: WorkCounters, logins: number) {
-  const per = (value: number) => Number((value / Math.max(1, logins)).toFixed(2));
-  const tables = [...after.tables]
-    .map(([name, counts]) => {
-      const earlier = before.tables.get(name) ?? { scans: 0, rowsWritten: 0 };
-      return {
-        name,
-        scans: per(counts.scans - earlier.scans),
-        rowsWritten: per(counts.rowsWritten - earlier.rowsWritten),
-      };
-    })
-    .filter((table) => table.scans > 0 || table.rowsWritten > 0)
-    .sort((a, b) => b.scans + b.rowsWritten - (a.scans + a.rowsWritten));
-  return {
-    transactions: per(after.transactions - before.transactions),
-    scans: Number(tables.reduce((sum, table) => sum + table.scans, 0).toFixed(2)),
-    rowsWritten: Number(tables.reduce((sum, table) => sum + table.rowsWritten, 0).toFixed(2)),
-    tables: Object.fromEntries(
-      tables.map((table) => [table.name, `${table.scans} read, ${table.rowsWritten} written`]),
-    ),
-  };
-}
-
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return 0;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
@@ -340,8 +281,7 @@ async function main() {
   const { child, base } = await startServer(port, dataDir);
   try {
     await run(base, emails, warmupSeconds * 1000);
-    await new Promise((resolve) => setTimeout(resolve, 2000));
-    const workBefore = await workCounters();
+    const workBefore = await settledWorkCounters(scratchUrl.toString());
     const began = performance.now();
     const cpuBefore = await cpuSecondsOf(child.pid!);
     const databaseBefore = await databaseCpuSeconds();
@@ -351,8 +291,11 @@ async function main() {
     const driver = process.cpuUsage(driverBefore);
     const cpuAfter = await cpuSecondsOf(child.pid!);
     const databaseAfter = await databaseCpuSeconds();
-    await new Promise((resolve) => setTimeout(resolve, 2000));
-    const work = workPerLogin(workBefore, await workCounters(), latencies.length);
+    const work = workPerRequest(
+      workBefore,
+      await settledWorkCounters(scratchUrl.toString()),
+      latencies.length,
+    );
     // What one login costs the service process, whatever else runs on the machine: the capacity
     // of the cores it would have to itself (PostgreSQL's own CPU is not included).
     const cpuPerLogin =

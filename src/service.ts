@@ -160,6 +160,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     keys,
     cookieKeys: secrets.cookieKeys,
     lifetimes: settings.lifetimes,
+    clientCache: settings.clientCache,
   });
   const { provider, tokenVerification } = oidc;
   const rateLimits = new RateLimits(db, settings.rateLimits);

@@ -66,6 +66,8 @@ export interface OidcProviderDependencies {
   logger: Logger;
   /** Instead of `lifetimes` (seconds). */
   lifetimes?: typeof lifetimes;
+  /** Instead of `defaults.clientCache.changePollMilliseconds`. */
+  clientChangePollMs?: number;
 }
 
 /** What findAccount returns: the engine's account plus our loaded record, reused for token claims. */
@@ -242,7 +244,12 @@ export function createOidcProvider(dependencies: OidcProviderDependencies): {
   provider.maxIpsCount = config.trustedProxyHops;
   installClientSecretHashing(provider);
   installSsoCodeGrant(provider, { db, clock, apiAudience: config.apiAudience });
-  const stopClientCache = installClientCache(provider, db, logger);
+  const stopClientCache = installClientCache(provider, {
+    db,
+    logger,
+    clock,
+    changePollMs: dependencies.clientChangePollMs ?? defaults.clientCache.changePollMilliseconds,
+  });
   provider.on('server_error', (ctx: KoaContextWithOIDC, error: Error) => {
     if (isDatabaseUnavailable(error)) {
       logger.warn({ err: error, path: ctx.path }, 'database unavailable; answered 503');
