@@ -69,6 +69,11 @@ export const defaults = {
     'code-send-ip': { points: 10, durationSeconds: 10 * minute },
     'code-send-cooldown': { points: 1, durationSeconds: 60 },
   } satisfies Record<string, RateLimitSetting>,
+  /**
+   * Per service: OAuth clients each node keeps built (src/oidc/client-cache.ts). How often it asks the
+   * database which clients changed: a client changed through another node takes effect here within it.
+   */
+  clientCache: { changePollMilliseconds: 5_000 },
   /** Failed logins (spec: Limits; src/identity/brute-force). */
   lockout: {
     /** Per account and source: after `failures` in a row, wait `lockSeconds` (highest rung first). */
@@ -98,6 +103,11 @@ export const defaults = {
     },
     maxAttempts: 5,
   },
+  /**
+   * A phone number typed without `+` (as people write national numbers: `8 916 123-45-67`) is read as
+   * a number of this country (ISO 3166 code) and stored in E.164 (`+79161234567`).
+   */
+  phoneDefaultCountry: 'RU',
   /** Cookie names of our own (the engine's are named in src/oidc/provider.ts). */
   cookies: {
     refreshToken: 'service_id_refresh_token',
@@ -138,6 +148,7 @@ export interface SettingsOverrides {
     Pick<ServiceSettings['lifetimes'], 'authorizationCode' | 'refreshToken' | 'oidcSession' | 'interaction'>
   >;
   sessions?: Partial<ServiceSettings['sessions']>;
+  clientCache?: Partial<ServiceSettings['clientCache']>;
   rateLimits?: Record<string, RateLimitSetting>;
 }
 
@@ -146,6 +157,7 @@ export function resolveSettings(overrides: SettingsOverrides = {}): ServiceSetti
   const settings = structuredClone(defaults) as unknown as ServiceSettings;
   Object.assign(settings.lifetimes, overrides.lifetimes);
   Object.assign(settings.sessions, overrides.sessions);
+  Object.assign(settings.clientCache, overrides.clientCache);
   Object.assign(settings.rateLimits, overrides.rateLimits);
   return settings;
 }

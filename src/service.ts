@@ -12,8 +12,10 @@ import { startEventRuntime, type EventRuntime } from './events/event-runtime.js'
 import { assetRoutes } from './http/assets.js';
 import { errorPageAnswer, jsonErrorAnswer, uncaughtErrors } from './http/error-handler.js';
 import { jsonNotFound } from './http/json-api.js';
+import { issuerPath } from './http/base-path.js';
 import { ownPaths } from './http/own-paths.js';
 import { routersByPath } from './http/routers-by-path.js';
+import { servedUnder } from './http/served-under.js';
 import { RateLimits } from './http/rate-limit.js';
 import { securityHeaders } from './http/security-headers.js';
 import { identityApiPrefix } from './identity/api/identity-api.js';
@@ -137,10 +139,12 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     options.database ??
     (await openDatabase({
       databaseUrl: config.databaseUrl,
+      schema: config.databaseSchema,
       poolMax: config.databasePoolMax,
       timeoutMs: config.databaseTimeoutMs,
       logger,
-      pgliteDataDir: `${config.dataDir}/pgdata`,
+      // No data directory configured: an in-memory database, nothing written to disk.
+      pgliteDataDir: config.dataDir === undefined ? undefined : `${config.dataDir}/pgdata`,
     }));
   const ownsDatabase = options.database === undefined;
   const { db } = database;
@@ -155,6 +159,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     keys,
     cookieKeys: secrets.cookieKeys,
     lifetimes: settings.lifetimes,
+    clientCache: settings.clientCache,
   });
   const { provider, tokenVerification } = oidc;
   const rateLimits = new RateLimits(db, settings.rateLimits);
@@ -220,16 +225,18 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
   app.silent = true;
   app.on('error', (error) => logger.error({ err: error }, 'unhandled request error'));
 
+  // The service's own stack, from its root; served under the issuer's path (served-under.ts).
+  const own = new Koa();
   // Request ids and metrics first: they see every answer, errors included.
-  for (const middleware of operations.middleware) app.use(middleware);
-  app.use(securityHeaders({ https: new URL(config.issuer).protocol === 'https:' }));
+  for (const middleware of operations.middleware) own.use(middleware);
+  own.use(securityHeaders({ https: new URL(config.issuer).protocol === 'https:' }));
   // An error no router answered: in its endpoint's shape (503 + Retry-After when the database is away).
   const errorAnswers = {
     api: jsonErrorAnswer(logger),
     oauth: oauthErrorAnswer(logger),
     page: errorPageAnswer(logger),
   };
-  app.use(
+  own.use(
     uncaughtErrors((ctx) =>
       jsonApiPrefixes.some((prefix) => ctx.path.startsWith(prefix))
         ? errorAnswers.api
@@ -239,13 +246,13 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     ),
   );
   // /healthz, /readyz, /metrics: never rate-limited, never the engine's.
-  app.use(operations.router.routes());
+  own.use(operations.router.routes());
   // Before anything else of the OAuth endpoints (our own introspection included).
-  app.use(oidc.clientRateLimiting(rateLimits));
+  own.use(oidc.clientRateLimiting(rateLimits));
   // The engine last: everything our routes do not answer (authorize, token, revocation, discovery...).
   const { engine } = oidc;
   // Paths only the engine serves skip our routers (none of them matches these).
-  app.use((ctx, next) => (oidc.engineOnlyPaths.has(ctx.path) ? engine(ctx) : next()));
+  own.use((ctx, next) => (oidc.engineOnlyPaths.has(ctx.path) ? engine(ctx) : next()));
   const brand = config.brand ?? brandFrom({});
   const routers: Router[] = [
     assetRoutes(),
@@ -259,7 +266,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     admin.pages,
   ];
   // Each request visits only the routers with a route that could match its path (routers-by-path.ts).
-  app.use(routersByPath(routers));
+  own.use(routersByPath(routers));
   // Embedded, the service answers only these; the host answers the rest (own-paths.ts).
   const ownsPath = ownPaths([operations.router, ...routers], {
     prefixes: ['/oauth/', '/interaction/'],
@@ -267,10 +274,13 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
   });
   // Standalone, last of our JSON APIs: an unknown path under /api/v2 is a JSON 404, not the engine's.
   const apiNotFound = jsonNotFound('/api/v2', logger);
-  app.use(apiNotFound.routes());
-  app.use(engine);
-  const ownStack = compose(app.middleware);
-  const middleware: Koa.Middleware = (ctx, next) => (ownsPath(ctx.path) ? ownStack(ctx) : next());
+  own.use(apiNotFound.routes());
+  own.use(engine);
+  const ownStack = compose(own.middleware);
+  const prefix = issuerPath(config.issuer);
+  // Standalone it answers every path under the issuer's; in a host, only its own (the host has the rest).
+  app.use(prefix ? servedUnder(prefix, ownStack, () => true) : ownStack);
+  const middleware = servedUnder(prefix, ownStack, ownsPath);
 
   const cleanup = options.backgroundJobs
     ? scheduleCleanup(db, clock, logger, [

@@ -1,5 +1,5 @@
 import cluster, { type Worker } from 'node:cluster';
-import type { Config } from '../config.js';
+import type { MainConfig } from '../config.js';
 import type { Logger } from '../logger.js';
 import { isForwardedEvent, workerIndexVariable } from './cluster-messages.js';
 
@@ -10,7 +10,7 @@ import { isForwardedEvent, workerIndexVariable } from './cluster-messages.js';
  * serving is replaced; one that dies while starting stops the service (a bad database URL must not
  * become a crash loop). SIGTERM/SIGINT stop the workers (each drains its requests), then this process.
  */
-export async function runClusterPrimary(config: Config, logger: Logger): Promise<void> {
+export async function runClusterPrimary(config: MainConfig, logger: Logger): Promise<void> {
   // node:cluster's default on Linux (SCHED_RR) accepts every connection here and passes it on to a
   // worker; one passed to a worker at the moment it dies was never answered nor closed (its client
   // waited for its own timeout). With SCHED_NONE the workers accept from the shared socket themselves:

@@ -2,6 +2,7 @@ import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import type { Provider } from 'oidc-provider';
 import type { Clock } from '../clock.js';
+import { brandFrom } from '../brand.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import type { ServiceSettings } from '../defaults.js';
@@ -39,6 +40,7 @@ import { phoneEmailRegistrationStep } from './auth-flow/steps/phone-email-regist
 import { phoneEmailStep } from './auth-flow/steps/phone-email.js';
 import { profileStep } from './auth-flow/steps/profile.js';
 import { createQrStep } from './auth-flow/steps/qr.js';
+import { createOAuthStep } from './auth-flow/steps/oauth.js';
 import { createTotpStep } from './auth-flow/steps/totp.js';
 import { StoredFunnels } from './auth-flow/stored-funnels.js';
 import { UserFunnelPlanner } from './auth-flow/user-funnel.js';
@@ -51,6 +53,8 @@ import { LinkedProviders } from './federation/linked-providers.js';
 import type { OAuthProviderConfig } from './federation/oauth-provider-config.js';
 import { OAuthProviderRegistry } from './federation/oauth-provider-registry.js';
 import { SecurityNotifications } from './notifications/security-notifications.js';
+import { avatarRoutes } from './pages/avatar-route.js';
+import { onboardingPageRoutes } from './pages/onboarding-page.js';
 import { qrApprovePageRoutes } from './pages/qr-approve-page.js';
 import { resetPasswordPageRoutes } from './pages/reset-password-page.js';
 import type { PasswordDeps } from './passwords/password-deps.js';
@@ -143,6 +147,8 @@ export async function createIdentity(deps: IdentityDeps): Promise<Identity> {
 
   const totp = { box: new SecretBox(deps.cookieKeys), issuerName: new URL(config.issuer).host };
   const authMethods = builtInAuthMethods(totp);
+  const oauthProviders = new OAuthProviderRegistry();
+  for (const provider of deps.oauthProviders ?? config.oauthProviders) oauthProviders.register(provider);
   const steps = new StepRegistry()
     .register(phoneEmailStep)
     .register(passwordStep)
@@ -155,7 +161,8 @@ export async function createIdentity(deps: IdentityDeps): Promise<Identity> {
     .register(passwordRegistrationStep)
     .register(profileStep)
     .register(accountSelectionStep)
-    .register(createQrStep({ issuer: config.issuer }));
+    .register(createQrStep({ issuer: config.issuer }))
+    .register(createOAuthStep({ issuer: config.issuer, providers: oauthProviders }));
   const flows = new AuthFlowEngine(db, clock, steps, new StoredFunnels(db), {
     planner: new UserFunnelPlanner(authMethods),
     finishers: { registration: createAccountFinisher(authMethods) },
@@ -165,8 +172,6 @@ export async function createIdentity(deps: IdentityDeps): Promise<Identity> {
     issuer: config.issuer,
     audience: config.apiAudience,
   };
-  const oauthProviders = new OAuthProviderRegistry();
-  for (const provider of deps.oauthProviders ?? config.oauthProviders) oauthProviders.register(provider);
   const federation = new Federation({
     provider: deps.provider,
     db,
@@ -178,6 +183,7 @@ export async function createIdentity(deps: IdentityDeps): Promise<Identity> {
     issuer: config.issuer,
     signing,
     apiPrefix: identityApiPrefix,
+    brand: config.brand ?? brandFrom({}),
   });
   await prepareDecoyHash();
 
@@ -208,7 +214,11 @@ export async function createIdentity(deps: IdentityDeps): Promise<Identity> {
         reauthenticationRoutes({ ...messaging, totp, sessionPolicy }),
         authMethodRoutes({ clock, manager: new AuthMethodManager(db, authMethods, notifications) }),
         savedAccountRoutes({ db, clock }),
-        linkedProviderRoutes({ clock, linkedProviders: new LinkedProviders(db, oauthProviders) }),
+        linkedProviderRoutes({
+          clock,
+          linkedProviders: new LinkedProviders(db, oauthProviders),
+          federation,
+        }),
         firstPasswordRoutes({ db, clock, notifications }),
         inboundLoginRoutes({ db, clock, rateLimits, signing, apiPrefix: identityApiPrefix }),
         qrLoginRoutes({ db, clock, rateLimits }),
@@ -220,6 +230,14 @@ export async function createIdentity(deps: IdentityDeps): Promise<Identity> {
       ],
     ),
     resetPasswordPageRoutes(passwordDeps),
+    onboardingPageRoutes({
+      db,
+      clock,
+      notifications,
+      issuer: config.issuer,
+      brand: config.brand ?? brandFrom({}),
+    }),
+    avatarRoutes(db),
   ];
 
   return {

@@ -28,7 +28,7 @@ export class PublishedKeySet {
       try {
         this.#keys = await findPublishedKeys(this.db, this.clock.now());
         this.#jwksBody = JSON.stringify({ keys: this.#keys.map((key) => key.publicJwk) });
-        this.#loadedAt = Date.now();
+        this.#loadedAt = this.clock.now().getTime();
       } finally {
         this.#loading = undefined;
       }
@@ -37,7 +37,7 @@ export class PublishedKeySet {
   }
 
   async #fresh(maxAgeMs: number): Promise<PublishedKey[]> {
-    if (Date.now() - this.#loadedAt > maxAgeMs) await this.refresh();
+    if (this.clock.now().getTime() - this.#loadedAt > maxAgeMs) await this.refresh();
     return this.#keys;
   }
 

@@ -66,6 +66,7 @@ export function createManagement(deps: ManagementDeps): Management {
             clientId: crm.clientId,
             clientSecret: crm.clientSecret,
             scope: [...new Set(Object.values(crmSnapshotScopes))].join(' '),
+            clock,
           }),
         })
       : undefined;

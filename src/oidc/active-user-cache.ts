@@ -1,3 +1,4 @@
+import type { Clock } from '../clock.js';
 import type { Queryable } from '../db/database.js';
 import { isUuid } from '../identity/uuid.js';
 
@@ -10,18 +11,19 @@ export class ActiveUserCache {
 
   constructor(
     private readonly db: Queryable,
+    private readonly clock: Clock,
     private readonly ttlMs = 5_000,
   ) {}
 
   async isActive(userId: string): Promise<boolean> {
     const cached = this.#entries.get(userId);
-    if (cached && cached.until > Date.now()) return cached.active;
+    if (cached && cached.until > this.clock.now().getTime()) return cached.active;
     const row: { status: string } | undefined = isUuid(userId)
       ? await this.db('users').where({ id: userId }).first('status')
       : undefined;
     const active = row?.status === 'active';
     if (this.#entries.size > 50_000) this.#entries.clear();
-    this.#entries.set(userId, { active, until: Date.now() + this.ttlMs });
+    this.#entries.set(userId, { active, until: this.clock.now().getTime() + this.ttlMs });
     return active;
   }
 }

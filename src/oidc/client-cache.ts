@@ -1,14 +1,9 @@
 import type { Client, Provider } from 'oidc-provider';
+import type { Clock } from '../clock.js';
 import type { Queryable } from '../db/database.js';
 import type { Logger } from '../logger.js';
 import { clientRowVersion, onClientChange } from './models/oauth-client.js';
 
-/**
- * How often a node asks the database which clients changed (another node or worker disabled one): a
- * change made elsewhere takes effect here within this time. A change made through this process drops
- * the client at once.
- */
-export const clientChangePollMs = 5_000;
 /** The bound for what the change feed can't see (a row deleted by hand). */
 const clientMaxAgeMs = 10 * 60_000;
 /** Changes are looked for this far before the previous look: a transaction may commit after its updated_at. */
@@ -33,16 +28,29 @@ interface CachedClient {
  * client built from an older version (or whose version is not known yet) is dropped. A change reported
  * again by the next looks (they overlap) drops nothing more once the new version is cached.
  */
-export function installClientCache(provider: Provider, db: Queryable, logger: Logger): () => void {
+export function installClientCache(
+  provider: Provider,
+  deps: {
+    db: Queryable;
+    logger: Logger;
+    clock: Clock;
+    /**
+     * How often to ask the database which clients changed (another node or worker disabled one): a
+     * change made elsewhere takes effect here within this time; one made through this process, at once.
+     */
+    changePollMs: number;
+  },
+): () => void {
+  const { db, logger, clock, changePollMs } = deps;
   const Clients = provider.Client as unknown as { find(id: string): Promise<Client | undefined> };
   const find = Clients.find.bind(Clients);
   const cache = new Map<string, CachedClient>();
   Clients.find = (id: string) => {
     if (typeof id !== 'string' || id === '') return find(id);
     const cached = cache.get(id);
-    if (cached && cached.until > Date.now()) return cached.client;
+    if (cached && cached.until > clock.now().getTime()) return cached.client;
     if (cache.size >= maxCachedClients) cache.clear();
-    const entry = { version: undefined, until: Date.now() + clientMaxAgeMs } as CachedClient;
+    const entry = { version: undefined, until: clock.now().getTime() + clientMaxAgeMs } as CachedClient;
     entry.client = clientRowVersion(db, id).then((found) => {
       entry.version = found ?? null;
       return find(id);
@@ -58,7 +66,7 @@ export function installClientCache(provider: Provider, db: Queryable, logger: Lo
   let lastLook: Date | undefined;
   const dropChanged = async () => {
     // The first look only takes the database's time (the cache is cleared below), so it asks for little.
-    const since = new Date((lastLook?.getTime() ?? Date.now()) - changeFeedOverlapMs);
+    const since = new Date((lastLook?.getTime() ?? clock.now().getTime()) - changeFeedOverlapMs);
     const { rows } = (await db.raw(
       `select now() as looked_at,
               coalesce(array_agg(client_id), '{}') as changed,
@@ -85,7 +93,7 @@ export function installClientCache(provider: Provider, db: Queryable, logger: Lo
         looking = undefined;
       });
   };
-  const poll = setInterval(look, clientChangePollMs);
+  const poll = setInterval(look, changePollMs);
   poll.unref();
   look();
 

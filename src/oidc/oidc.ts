@@ -41,6 +41,7 @@ export interface OidcDeps {
   keys: ServiceKeys;
   cookieKeys: string[];
   lifetimes: ServiceSettings['lifetimes'];
+  clientCache: ServiceSettings['clientCache'];
 }
 
 /** What the OAuth routes need of the identity module (sign-in, consent, federation). */
@@ -92,6 +93,7 @@ export async function createOidc(deps: OidcDeps): Promise<Oidc> {
       session: deps.lifetimes.oidcSession,
       interaction: deps.lifetimes.interaction,
     },
+    clientChangePollMs: deps.clientCache.changePollMilliseconds,
   });
   const revokedGrants = new RevokedGrants(db, clock, logger);
   await revokedGrants.start();
@@ -102,6 +104,7 @@ export async function createOidc(deps: OidcDeps): Promise<Oidc> {
     audience: config.apiAudience,
     // What an OAuth token is worth now: grant revoked, client disabled or first-party (all in memory).
     oauthTokens: oauthTokenStanding(provider, revokedGrants),
+    clock,
   };
   const engine = compose([engineAnswerCorrections(provider), ...provider.middleware]);
 
@@ -115,7 +118,7 @@ export async function createOidc(deps: OidcDeps): Promise<Oidc> {
     routers: (identity) => [
       jwksRoutes(keySet),
       discoveryRoutes(),
-      userinfoRoutes({ config, db, keySet, oauthTokens: tokenVerification.oauthTokens, logger }),
+      userinfoRoutes({ config, db, clock, keySet, oauthTokens: tokenVerification.oauthTokens, logger }),
       introspectionRoutes({
         config,
         db,

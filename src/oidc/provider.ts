@@ -9,7 +9,7 @@ import { databaseRetryAfterSeconds, isDatabaseUnavailable } from '../db/database
 import { ApiError, serviceUnavailable } from '../http/api-error.js';
 import { pageErrorText } from '../http/page-error-text.js';
 import { renderErrorPage } from '../http/error-handler.js';
-import { publicPath } from '../http/base-path.js';
+import { issuerPath, publicPath } from '../http/base-path.js';
 import { renderPage } from '../http/pages.js';
 import { pageLanguage } from '../i18n/page-language.js';
 import { findUserById } from '../identity/users/user.js';
@@ -66,6 +66,8 @@ export interface OidcProviderDependencies {
   logger: Logger;
   /** Instead of `lifetimes` (seconds). */
   lifetimes?: typeof lifetimes;
+  /** Instead of `defaults.clientCache.changePollMilliseconds`. */
+  clientChangePollMs?: number;
 }
 
 /** What findAccount returns: the engine's account plus our loaded record, reused for token claims. */
@@ -93,9 +95,14 @@ export function createOidcProvider(dependencies: OidcProviderDependencies): {
     adapter: createOidcAdapterFactory(db, clock),
     clients: [],
     jwks: { keys: [signingKey.privateJwk as never] },
-    // The interaction cookie on every path: the page switches language (/en/auth → /ru/auth) and the
-    // reset-password detour comes back to it. The resume cookie keeps its own path (the engine sets it).
-    cookies: { keys: cookieKeys, short: { path: '/' } },
+    // The interaction cookie on every path of the service: the page switches language (/en/auth →
+    // /ru/auth) and the reset-password detour comes back to it. The resume cookie keeps its own path
+    // (the engine sets it). Under an issuer with a path, the cookies stay under that path.
+    cookies: {
+      keys: cookieKeys,
+      short: { path: issuerPath(config.issuer) || '/' },
+      long: { path: issuerPath(config.issuer) || '/' },
+    },
     routes: oauthRoutes,
     scopes: [...oidcScopes],
     claims: Object.fromEntries(
@@ -237,7 +244,12 @@ export function createOidcProvider(dependencies: OidcProviderDependencies): {
   provider.maxIpsCount = config.trustedProxyHops;
   installClientSecretHashing(provider);
   installSsoCodeGrant(provider, { db, clock, apiAudience: config.apiAudience });
-  const stopClientCache = installClientCache(provider, db, logger);
+  const stopClientCache = installClientCache(provider, {
+    db,
+    logger,
+    clock,
+    changePollMs: dependencies.clientChangePollMs ?? defaults.clientCache.changePollMilliseconds,
+  });
   provider.on('server_error', (ctx: KoaContextWithOIDC, error: Error) => {
     if (isDatabaseUnavailable(error)) {
       logger.warn({ err: error, path: ctx.path }, 'database unavailable; answered 503');

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT, type JWTPayload } from 'jose';
+import type { Clock } from '../clock.js';
 import type { PublishedKeySet } from '../keys/published-key-set.js';
 import type { SigningKey } from '../keys/signing-keys.js';
 import { InvalidAccessTokenError } from './oauth-access-token.js';
@@ -67,13 +68,15 @@ export async function issueMainAuthAccessToken(
 export async function verifyMainAuthAccessToken(
   token: string,
   keySet: PublishedKeySet,
-  expected: { issuer: string; audience: string },
+  expected: { issuer: string; audience: string; clock: Clock },
 ): Promise<MainAuthAccessTokenClaims> {
   try {
     const { payload } = await jwtVerify(token, keySet.resolverFor('main-auth'), {
       issuer: expected.issuer,
       audience: expected.audience,
       algorithms: ['RS256'],
+      // exp and nbf are judged by the service's clock, like every other time rule.
+      currentDate: expected.clock.now(),
       typ: mainAuthTokenType,
       requiredClaims: ['sub', 'exp', 'iat', 'tokenId', 'sessionId'],
     });

@@ -1,4 +1,5 @@
 import { errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
+import type { Clock } from '../clock.js';
 import type { PublishedKeySet } from '../keys/published-key-set.js';
 import { splitScope } from '../oidc/scopes.js';
 
@@ -26,13 +27,15 @@ export class InvalidAccessTokenError extends Error {
 export async function verifyOAuthAccessToken(
   token: string,
   keySet: PublishedKeySet,
-  expected: { issuer: string; audience: string },
+  expected: { issuer: string; audience: string; clock: Clock },
 ): Promise<OAuthAccessTokenClaims> {
   try {
     const { payload } = await jwtVerify(token, keySet.resolverFor('oidc'), {
       issuer: expected.issuer,
       audience: expected.audience,
       algorithms: ['RS256'],
+      // exp and nbf are judged by the service's clock, like every other time rule.
+      currentDate: expected.clock.now(),
       typ: 'at+jwt',
       requiredClaims: ['sub', 'exp', 'iat', 'client_id'],
     });

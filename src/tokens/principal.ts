@@ -1,4 +1,5 @@
 import { decodeProtectedHeader } from 'jose';
+import type { Clock } from '../clock.js';
 import type { PublishedKeySet } from '../keys/published-key-set.js';
 import { hasPermission } from '../identity/access/user-access.js';
 import { servicePrefix } from '../oidc/scopes.js';
@@ -47,6 +48,8 @@ export interface TokenVerification {
   issuer: string;
   audience: string;
   oauthTokens: OAuthTokenStanding;
+  /** Judges exp and nbf, and how long a verified token is remembered. */
+  clock: Clock;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { decodeJwt } from 'jose';
+import type { Clock } from '../clock.js';
 
 /**
  * Remembers access tokens that passed verification, until they expire, so a client repeating the same
@@ -12,12 +13,15 @@ import { decodeJwt } from 'jose';
 export class VerifiedTokenCache<Verified> {
   readonly #entries = new Map<string, { verified: Verified; expiresAtMs: number }>();
 
-  constructor(private readonly maxEntries = 10_000) {}
+  constructor(
+    private readonly clock: Clock,
+    private readonly maxEntries = 10_000,
+  ) {}
 
   get(token: string): Verified | undefined {
     const entry = this.#entries.get(token);
     if (!entry) return undefined;
-    if (Date.now() >= entry.expiresAtMs) {
+    if (this.clock.now().getTime() >= entry.expiresAtMs) {
       this.#entries.delete(token);
       return undefined;
     }

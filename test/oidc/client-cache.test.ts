@@ -1,13 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { hashClientSecret } from '../../src/oidc/models/oauth-client.js';
-import { clientChangePollMs } from '../../src/oidc/client-cache.js';
 import { createServiceClient } from '../support/fixtures.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
+// A short poll (the default is 5 s): the rules are the same, the waits a tenth.
+const clientChangePollMs = 250;
+
 let service: TestService;
 beforeAll(async () => {
-  service = await startTestService();
+  service = await startTestService({
+    settings: { clientCache: { changePollMilliseconds: clientChangePollMs } },
+  });
 });
 afterAll(() => service?.close());
 
@@ -40,7 +44,7 @@ async function cachedThenDisabledElsewhere() {
     .update({ is_active: false, updated_at: new Date() });
   await vi.waitFor(async () => expect(await authenticates(clientId, created.clientSecret!)).toBe(401), {
     timeout: clientChangePollMs * 2 + 2_000,
-    interval: 300,
+    interval: 50,
   });
   return created;
 }
@@ -70,7 +74,7 @@ describe('clients changed by another node', () => {
     });
     await vi.waitFor(async () => expect(await authenticates(clientId, secret)).toBe(200), {
       timeout: clientChangePollMs * 2 + 2_000,
-      interval: 300,
+      interval: 50,
     });
   });
 });
@@ -90,10 +94,11 @@ describe('a change seen by the node', () => {
     };
     db.on('query', countReads);
     try {
-      const until = Date.now() + clientChangePollMs * 2 + 1_000;
+      // Eight looks, all inside the 10 s overlap (src/oidc/client-cache.ts): each reports the change again.
+      const until = Date.now() + clientChangePollMs * 8;
       while (Date.now() < until) {
         expect(await authenticates(client.clientId, clientSecret!)).toBe(401);
-        await new Promise((resolve) => setTimeout(resolve, 500));
+        await new Promise((resolve) => setTimeout(resolve, clientChangePollMs / 2));
       }
     } finally {
       db.off('query', countReads);

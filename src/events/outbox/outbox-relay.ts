@@ -102,7 +102,7 @@ export class OutboxRelay {
   async #run(): Promise<void> {
     while (this.#wakeRequested && !this.#stopped) {
       this.#wakeRequested = false;
-      if (Date.now() < this.#retryAt) return;
+      if (this.deps.clock.now().getTime() < this.#retryAt) return;
       try {
         let batch: BatchResult;
         do {
@@ -119,7 +119,7 @@ export class OutboxRelay {
   }
 
   #backOff(): void {
-    this.#retryAt = Date.now() + this.#retryDelayMs;
+    this.#retryAt = this.deps.clock.now().getTime() + this.#retryDelayMs;
     this.#retryDelayMs = Math.min(this.#retryDelayMs * 2, this.#options.maxRetryDelayMs);
   }
 
@@ -150,8 +150,8 @@ export class OutboxRelay {
   }
 
   async #pruneNowAndThen(): Promise<void> {
-    if (Date.now() - this.#lastPruneAt < pruneEveryMs) return;
-    this.#lastPruneAt = Date.now();
+    if (this.deps.clock.now().getTime() - this.#lastPruneAt < pruneEveryMs) return;
+    this.#lastPruneAt = this.deps.clock.now().getTime();
     const before = new Date(this.deps.clock.now().getTime() - this.#options.retentionMs);
     await pruneSentEvents(this.deps.db, before);
   }

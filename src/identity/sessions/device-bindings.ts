@@ -1,5 +1,6 @@
 import { stringifySetCookie } from 'cookie';
 import type { Context } from 'koa';
+import { basePath } from '../../http/base-path.js';
 import { randomSecret, sha256 } from '../../crypto/digest.js';
 import type { Queryable } from '../../db/database.js';
 import type { RequestInfo } from '../auth-flow/step.js';
@@ -72,7 +73,7 @@ export function setDeviceCookie(ctx: Context, secret: string): void {
       httpOnly: true,
       secure: true,
       sameSite: 'lax',
-      path: '/',
+      path: basePath(ctx) || '/',
       maxAge: deviceCookieLifetimeSeconds,
     }),
   );

@@ -1,6 +1,7 @@
 import { stringifySetCookie } from 'cookie';
 import type { Context } from 'koa';
 import { defaults } from '../../defaults.js';
+import { publicPath } from '../../http/base-path.js';
 
 /** The main-auth refresh token cookie (spec: httpOnly, secure, sameSite strict). */
 export const refreshCookieName = defaults.cookies.refreshToken;
@@ -35,7 +36,12 @@ export function setRefreshCookie(
   for (const path of refreshCookiePaths(apiPrefix)) {
     ctx.append(
       'Set-Cookie',
-      stringifySetCookie(refreshCookieName, value, { ...attributes, path, maxAge, expires: expiresAt }),
+      stringifySetCookie(refreshCookieName, value, {
+        ...attributes,
+        path: publicPath(ctx, path),
+        maxAge,
+        expires: expiresAt,
+      }),
     );
   }
 }
@@ -45,7 +51,12 @@ export function clearRefreshCookie(ctx: Context, apiPrefix: string): void {
   for (const path of refreshCookiePaths(apiPrefix)) {
     ctx.append(
       'Set-Cookie',
-      stringifySetCookie(refreshCookieName, '', { ...attributes, path, maxAge: 0, expires: new Date(0) }),
+      stringifySetCookie(refreshCookieName, '', {
+        ...attributes,
+        path: publicPath(ctx, path),
+        maxAge: 0,
+        expires: new Date(0),
+      }),
     );
   }
 }

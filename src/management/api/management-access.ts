@@ -15,7 +15,7 @@ export const metricsPermission = 'management.metrics.read';
  */
 export function managementAccess(verification: TokenVerification): (permission: string) => Middleware[] {
   const authenticate = requireAccessToken(verification, ['main-auth', 'oauth-service'], {
-    cache: new VerifiedTokenCache<Principal>(),
+    cache: new VerifiedTokenCache<Principal>(verification.clock),
   });
   return (permission) => [authenticate, requirePermission(permission)];
 }

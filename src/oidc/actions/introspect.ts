@@ -62,9 +62,9 @@ export function introspectionRoutes(deps: {
   logger: Logger;
 }): Router {
   const { config, db, clock, provider, keySet, oauthTokens } = deps;
-  const activeUsers = new ActiveUserCache(db);
+  const activeUsers = new ActiveUserCache(db, clock);
   // A resource server introspects the bearer token of every call it serves: one verification per token.
-  const verifiedTokens = new VerifiedTokenCache<OAuthAccessTokenClaims>();
+  const verifiedTokens = new VerifiedTokenCache<OAuthAccessTokenClaims>(clock);
   const router = new Router();
 
   const verifiedClaims = async (token: string): Promise<OAuthAccessTokenClaims | undefined> => {
@@ -74,6 +74,7 @@ export function introspectionRoutes(deps: {
       const claims = await verifyOAuthAccessToken(token, keySet, {
         issuer: config.issuer,
         audience: config.apiAudience,
+        clock,
       });
       verifiedTokens.set(token, claims);
       return claims;

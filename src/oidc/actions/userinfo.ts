@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import { bodyParser } from '@koa/bodyparser';
 import type { Context } from 'koa';
+import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
 import type { Database } from '../../db/database.js';
 import type { PublishedKeySet } from '../../keys/published-key-set.js';
@@ -23,11 +24,12 @@ import { oauthRoutes } from '../provider.js';
 export function userinfoRoutes(deps: {
   config: Config;
   db: Database;
+  clock: Clock;
   keySet: PublishedKeySet;
   oauthTokens: OAuthTokenStanding;
   logger: Logger;
 }) {
-  const { config, db, keySet, oauthTokens } = deps;
+  const { config, db, clock, keySet, oauthTokens } = deps;
   const realm = config.issuer;
   const router = new Router();
 
@@ -43,6 +45,7 @@ export function userinfoRoutes(deps: {
       claims = await verifyOAuthAccessToken(token, keySet, {
         issuer: config.issuer,
         audience: config.apiAudience,
+        clock,
       });
     } catch (error) {
       if (error instanceof InvalidAccessTokenError) throw invalid('invalid access token');

@@ -23,7 +23,7 @@ export interface PlatformAccess {
 
 export function platformAccess(verification: TokenVerification): PlatformAccess {
   const authenticate = requireAccessToken(verification, ['main-auth', 'oauth-user', 'oauth-service'], {
-    cache: new VerifiedTokenCache<Principal>(),
+    cache: new VerifiedTokenCache<Principal>(verification.clock),
   });
   const check =
     (allowed: 'user' | 'service' | 'both', permission: string, userNeedsPermission: boolean): Middleware =>

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { systemClock, type Clock } from '../../clock.js';
 
 const discoverySchema = z.object({ token_endpoint: z.url() });
 const tokenResponseSchema = z.object({
@@ -14,6 +15,8 @@ export interface ServiceTokenProviderOptions {
   /** Space-separated service scopes, e.g. "service:platform.reference-data.read". */
   scope: string;
   fetch?: typeof fetch;
+  /** When a token is due for renewal is judged by this clock (default: the system's). */
+  clock?: Clock;
 }
 
 /**
@@ -22,13 +25,16 @@ export interface ServiceTokenProviderOptions {
  */
 export function serviceTokenProvider(options: ServiceTokenProviderOptions): () => Promise<string> {
   const doFetch = options.fetch ?? fetch;
+  const clock = options.clock ?? systemClock;
   let cached: { token: string; renewAt: number } | undefined;
   let pending: Promise<string> | undefined;
   let tokenEndpoint: string | undefined;
 
   const obtain = async (): Promise<string> => {
     tokenEndpoint ??= discoverySchema.parse(
-      await (await doFetch(new URL('/.well-known/openid-configuration', options.issuer))).json(),
+      await (
+        await doFetch(new URL(`${options.issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`))
+      ).json(),
     ).token_endpoint;
     const response = await doFetch(tokenEndpoint, {
       method: 'POST',
@@ -40,12 +46,15 @@ export function serviceTokenProvider(options: ServiceTokenProviderOptions): () =
     });
     if (!response.ok) throw new Error(`token endpoint answered ${response.status}: ${await response.text()}`);
     const body = tokenResponseSchema.parse(await response.json());
-    cached = { token: body.access_token, renewAt: Date.now() + Math.max(body.expires_in - 30, 1) * 1000 };
+    cached = {
+      token: body.access_token,
+      renewAt: clock.now().getTime() + Math.max(body.expires_in - 30, 1) * 1000,
+    };
     return body.access_token;
   };
 
   return async () => {
-    if (cached && Date.now() < cached.renewAt) return cached.token;
+    if (cached && clock.now().getTime() < cached.renewAt) return cached.token;
     pending ??= obtain().finally(() => {
       pending = undefined;
     });
