@@ -12,9 +12,10 @@
  * percentiles as JSON. Each login comes from its own client address (X-Forwarded-For with
  * TRUST_PROXY=true), as real users do, so the per-IP limits of the flow endpoints don't cap the run.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,6 +23,9 @@ import knex from 'knex';
 import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { hashPassword, verifyPassword } from '../src/identity/passwords/password-hash.js';
+import { generateRsaPrivateKeyPem } from '../src/keys/development-secrets.js';
+import { settledWorkCounters, workPerRequest } from './support/database-work.js';
+import { startSmtpSink } from './support/smtp-sink.js';
 import { atLeast, reportRatios } from './support/floor-ratios.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -61,16 +65,43 @@ async function prepareDatabase(): Promise<string[]> {
   return emails;
 }
 
-async function startServer(port: number, dataDir: string) {
+/**
+ * How `npm start` runs the service (package.json): its environment assignments and node flags, so the
+ * bench measures the production process (compiled, NODE_ENV=production), not the TypeScript loader.
+ */
+async function startScript(): Promise<{ environment: Record<string, string>; nodeFlags: string[] }> {
+  const packageJson = JSON.parse(await fs.readFile(path.join(root, 'package.json'), 'utf8')) as {
+    scripts: { start: string };
+  };
+  const command = /&&\s*((?:\w+=\S+\s+)*)exec node\s+(.*?)\s*dist\/src\/main\.js/.exec(
+    packageJson.scripts.start,
+  );
+  if (!command) throw new Error(`bench/login.ts can't read the start script: ${packageJson.scripts.start}`);
+  const environment = Object.fromEntries(
+    command[1]!
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((assignment) => assignment.split('=') as [string, string]),
+  );
+  return { environment, nodeFlags: command[2]!.split(/\s+/).filter(Boolean) };
+}
+
+async function startServer(port: number, dataDir: string, smtpUrl: string) {
   // BENCH_CPU_PROF=<dir>: the service writes a V8 CPU profile there when it stops.
   const profile = process.env.BENCH_CPU_PROF
     ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF]
     : [];
-  const child = spawn(process.execPath, [...profile, '--import', 'tsx', 'src/main.ts'], {
+  // The service as it runs in production: compiled, as npm start runs it.
+  execFileSync('npm', ['run', '-s', 'build'], { cwd: root, stdio: 'inherit' });
+  const start = await startScript();
+  const child = spawn(process.execPath, [...start.nodeFlags, ...profile, 'dist/src/main.js'], {
     cwd: root,
     env: {
-      ...process.env,
-      NODE_ENV: 'development',
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      ...(process.env.UV_THREADPOOL_SIZE ? { UV_THREADPOOL_SIZE: process.env.UV_THREADPOOL_SIZE } : {}),
+      NODE_ENV: 'production',
       DATABASE_URL: scratchUrl.toString(),
       PORT: String(port),
       HOST: '127.0.0.1',
@@ -78,6 +109,15 @@ async function startServer(port: number, dataDir: string) {
       DATA_DIR: dataDir,
       TRUST_PROXY: 'true',
       LOG_LEVEL: 'warn',
+      OIDC_PRIVATE_KEY: generateRsaPrivateKeyPem(),
+      MAIN_AUTH_PRIVATE_KEY: generateRsaPrivateKeyPem(),
+      COOKIE_KEYS: crypto.randomBytes(32).toString('base64url'),
+      // Production wants a real transport: a login from a new device (every login here) notifies the
+      // user by email, as in production, through a relay that accepts everything (bench/support/smtp-sink.ts).
+      EMAIL_TRANSPORT: 'smtp',
+      SMTP_URL: smtpUrl,
+      MAIL_FROM: 'bench@example.com',
+      ...start.environment,
     },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
@@ -95,15 +135,41 @@ async function startServer(port: number, dataDir: string) {
   throw new Error('the service did not start within 120 s');
 }
 
-async function post(base: string, route: string, body: unknown, ip: string) {
-  const response = await fetch(`${base}/api/v2/identity${route}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-forwarded-for': ip, 'user-agent': 'login-bench' },
-    body: JSON.stringify(body),
+/**
+ * The load generator shares the cores with the service: node:http with kept-alive connections, not
+ * fetch (undici's fetch cost ~7 ms of CPU per login here, as much as a sixth of an argon2id check).
+ */
+const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+
+function post(base: string, route: string, body: unknown, ip: string): Promise<Record<string, unknown>> {
+  const payload = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      `${base}/api/v2/identity${route}`,
+      {
+        method: 'POST',
+        agent,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(payload),
+          'x-forwarded-for': ip,
+          'user-agent': 'login-bench',
+        },
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('error', reject);
+        response.on('end', () => {
+          const text = Buffer.concat(chunks).toString();
+          if (response.statusCode !== 200) reject(new Error(`${route}: ${response.statusCode} ${text}`));
+          else resolve(JSON.parse(text) as Record<string, unknown>);
+        });
+      },
+    );
+    request.on('error', reject);
+    request.end(payload);
   });
-  const json = (await response.json()) as Record<string, unknown>;
-  if (response.status !== 200) throw new Error(`${route}: ${response.status} ${JSON.stringify(json)}`);
-  return json;
 }
 
 let loginCounter = 0;
@@ -214,9 +280,11 @@ async function main() {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'idp-bench-'));
   const emails = await prepareDatabase();
   const port = 20000 + crypto.randomInt(20000);
-  const { child, base } = await startServer(port, dataDir);
+  const smtp = await startSmtpSink();
+  const { child, base } = await startServer(port, dataDir, smtp.url);
   try {
     await run(base, emails, warmupSeconds * 1000);
+    const workBefore = await settledWorkCounters(scratchUrl.toString());
     const began = performance.now();
     const cpuBefore = await cpuSecondsOf(child.pid!);
     const databaseBefore = await databaseCpuSeconds();
@@ -226,6 +294,11 @@ async function main() {
     const driver = process.cpuUsage(driverBefore);
     const cpuAfter = await cpuSecondsOf(child.pid!);
     const databaseAfter = await databaseCpuSeconds();
+    const work = workPerRequest(
+      workBefore,
+      await settledWorkCounters(scratchUrl.toString()),
+      latencies.length,
+    );
     // What one login costs the service process, whatever else runs on the machine: the capacity
     // of the cores it would have to itself (PostgreSQL's own CPU is not included).
     const cpuPerLogin =
@@ -277,6 +350,9 @@ async function main() {
       argon2Bound: Number(bound.toFixed(1)),
       argon2AllCoresPerSecond: Number(allCores.toFixed(1)),
       cpuMsPerLogin: breakdown,
+      databaseWorkPerLogin: work,
+      // New-device notifications the relay accepted (one per login: every login is from a new device).
+      notificationsSent: smtp.messages(),
       uvThreadpoolSize: Number(process.env.UV_THREADPOOL_SIZE ?? 4),
       loadAverage: os.loadavg().map((value) => Number(value.toFixed(2))),
     };
@@ -293,6 +369,7 @@ async function main() {
   } finally {
     child.kill('SIGTERM');
     await new Promise((resolve) => child.once('exit', resolve));
+    smtp.close();
     await admin.raw(`drop database if exists ${scratchName} with (force)`);
     await admin.destroy();
     await fs.rm(dataDir, { recursive: true, force: true });

@@ -17,6 +17,7 @@ import { createClient } from '../src/oidc/models/oauth-client.js';
 import { createTestUser } from '../test/support/fixtures.js';
 import { HttpBrowser } from '../test/support/http-browser.js';
 import { completeAuthorization, discover } from '../test/support/relying-party.js';
+import { describeWork, settledWorkCounters, workPerRequest } from './support/database-work.js';
 import {
   atLeast,
   atMost,
@@ -159,9 +160,15 @@ interface Figure {
   /** CPU time per request: the server's processes, and PostgreSQL's (all of its processes). */
   serverCpuMs: number;
   databaseCpuMs: number;
+  /** What PostgreSQL did per request (round 1 of our scenarios): see bench/support/database-work.ts. */
+  databaseWork?: string;
 }
 
-async function drive(scenario: Scenario, duration = seconds): Promise<Figure> {
+/** Set by main(): the bench database's URL, for its statistics (database work per request). */
+let benchDatabaseUrl = '';
+
+async function drive(scenario: Scenario, duration = seconds, countWork = false): Promise<Figure> {
+  const workBefore = countWork ? await settledWorkCounters(benchDatabaseUrl) : undefined;
   let peak = serverMegabytes(scenario.pid);
   const sampler = setInterval(() => {
     peak = Math.max(peak, serverMegabytes(scenario.pid));
@@ -176,6 +183,11 @@ async function drive(scenario: Scenario, duration = seconds): Promise<Figure> {
   });
   clearInterval(sampler);
   const cpuAfter = await cpuSeconds(scenario.pid);
+  const databaseWork = workBefore
+    ? describeWork(
+        workPerRequest(workBefore, await settledWorkCounters(benchDatabaseUrl), result.requests.total),
+      )
+    : undefined;
   const perRequestMs = (spent: number) =>
     Math.round((spent * 1000 * 100) / Math.max(1, result.requests.total)) / 100;
   return {
@@ -188,6 +200,7 @@ async function drive(scenario: Scenario, duration = seconds): Promise<Figure> {
     peakRssMb: Math.round(peak),
     serverCpuMs: perRequestMs(cpuAfter.server - cpuBefore.server),
     databaseCpuMs: perRequestMs(databaseCpuSeconds(cpuBefore.database, cpuAfter.database)),
+    ...(databaseWork ? { databaseWork } : {}),
   };
 }
 
@@ -304,6 +317,7 @@ async function main() {
   await admin.raw(`create database ${database}`);
   const benchUrl = new URL(adminUrl!);
   benchUrl.pathname = `/${database}`;
+  benchDatabaseUrl = benchUrl.toString();
   const handle = await openDatabase({ databaseUrl: benchUrl.toString(), poolMax: 4 });
   await migrateToLatest(handle.db);
   benchBackendPids = async () => {
@@ -504,7 +518,10 @@ async function main() {
     for (let round = 1; round <= rounds; round++) {
       for (const scenario of chosen) {
         console.error(`round ${round}/${rounds}: ${scenario.name}`);
-        runs.get(scenario.name)!.push(await drive(scenario));
+        // Database work per request: counted in the first round, for our service's scenarios.
+        runs
+          .get(scenario.name)!
+          .push(await drive(scenario, seconds, round === 1 && scenario.pid === server.pid));
       }
     }
     const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
@@ -526,6 +543,11 @@ async function main() {
       console.log(
         `| ${scenario.name} | ${scenario.target} | ${middle.requestsPerSecond} | ${figures.map((f) => f.requestsPerSecond).join(' / ')} | ${middle.p50} | ${middle.p99} | ${figures.reduce((sum, f) => sum + f.errors, 0)} | ${Math.max(...figures.map((f) => f.peakRssMb))} | ${middle.serverCpuMs} + ${middle.databaseCpuMs} |`,
       );
+    }
+    console.log('\nDatabase work per request (round 1; PostgreSQL statistics of the bench database):\n');
+    for (const scenario of chosen) {
+      const work = runs.get(scenario.name)![0]?.databaseWork;
+      if (work) console.log(`- ${scenario.name}: ${work}`);
     }
     reportRatios(floorRatios(runs));
   } finally {

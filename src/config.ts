@@ -37,14 +37,29 @@ export const environmentSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   /** Listen address; default 127.0.0.1 outside production (a laptop), 0.0.0.0 in production. */
   HOST: z.preprocess(emptyAsUndefined, z.string().min(1).optional()),
-  /** Public base address of the service; the issuer of every token. No trailing slash, no path. */
+  /**
+   * Public base address of the service; the issuer of every token. May have a path
+   * (https://host/idp): the service then answers under that path only. No query, no fragment.
+   */
   ISSUER: z.url({ protocol: /^https?$/ }).optional(),
   /** PostgreSQL connection string; unset = embedded PGlite in DATA_DIR. */
   DATABASE_URL: z.preprocess(emptyAsUndefined, z.url({ protocol: /^postgres(ql)?$/ }).optional()),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  /** A PostgreSQL schema of the service's own (created if missing), to share a database with a host. */
+  DATABASE_SCHEMA: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case SQL identifier (e.g. identity)')
+      .optional(),
+  ),
   /** Longest wait (ms) for a PostgreSQL connection, a new or a pooled one; then the request answers 503. */
   DATABASE_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(5_000),
-  DATA_DIR: z.string().min(1).default('./.data'),
+  /**
+   * The embedded database and the development secrets. Unset, nothing is written to disk (an in-memory
+   * database, secrets kept in memory); `npm start` and the CLI default it to ./.data (loadMainConfig).
+   */
+  DATA_DIR: z.string().min(1).optional(),
   /** Processes serving HTTP on one machine (node:cluster); more than 1 needs DATABASE_URL. */
   HTTP_WORKERS: z.coerce.number().int().min(1).max(64).default(1),
   /** RSA private key (PEM) that signs OAuth/OIDC tokens. Required in production. */
@@ -194,10 +209,13 @@ export interface Config {
   host: string;
   issuer: string;
   databaseUrl: string | undefined;
+  /** The PostgreSQL schema of the service's tables; undefined: the default one. */
+  databaseSchema: string | undefined;
   databasePoolMax: number;
   databaseTimeoutMs: number;
   httpWorkers: number;
-  dataDir: string;
+  /** Unset: nothing written to disk (see DATA_DIR). */
+  dataDir: string | undefined;
   oidcPrivateKey: string | undefined;
   mainAuthPrivateKey: string | undefined;
   cookieKeys: string[] | undefined;
@@ -254,6 +272,17 @@ export class ConfigError extends Error {
 }
 
 /** Parses the environment; throws `ConfigError` naming the first offending variable. */
+/** Where `npm start` and the CLI keep the embedded database and the development secrets by default. */
+export const defaultDataDir = './.data';
+
+/** The configuration of `npm start` and the CLI: the environment, with DATA_DIR defaulting to ./.data. */
+export function loadMainConfig(source: NodeJS.ProcessEnv = process.env): MainConfig {
+  return loadConfig({ DATA_DIR: defaultDataDir, ...source }) as MainConfig;
+}
+
+/** A configuration with a data directory (loadMainConfig). */
+export type MainConfig = Config & { dataDir: string };
+
 export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const parsed = environmentSchema.safeParse(source);
   if (!parsed.success) {
@@ -275,8 +304,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError('DEV_MESSAGES_REMOTE', 'is not allowed when NODE_ENV=production');
   }
   const issuer = (environment.ISSUER ?? `http://localhost:${environment.PORT}`).replace(/\/+$/, '');
-  if (new URL(issuer).pathname !== '/') {
-    throw new ConfigError('ISSUER', 'must be an origin without a path (e.g. https://id.example.com)');
+  const issuerUrl = new URL(issuer);
+  if (issuerUrl.search || issuerUrl.hash || issuer.includes('?') || issuer.includes('#')) {
+    throw new ConfigError('ISSUER', 'must have no query or fragment (e.g. https://id.example.com/idp)');
   }
   if (
     environment.OIDC_PRIVATE_KEY !== undefined &&
@@ -300,10 +330,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     host: environment.HOST ?? (environment.NODE_ENV === 'production' ? '0.0.0.0' : '127.0.0.1'),
     issuer,
     databaseUrl: environment.DATABASE_URL,
+    databaseSchema: environment.DATABASE_SCHEMA,
     databasePoolMax: environment.DATABASE_POOL_MAX,
     databaseTimeoutMs: environment.DATABASE_TIMEOUT_MS,
     httpWorkers: environment.HTTP_WORKERS,
-    dataDir: path.resolve(environment.DATA_DIR),
+    dataDir: environment.DATA_DIR === undefined ? undefined : path.resolve(environment.DATA_DIR),
     oidcPrivateKey: environment.OIDC_PRIVATE_KEY,
     mainAuthPrivateKey: environment.MAIN_AUTH_PRIVATE_KEY,
     cookieKeys: environment.COOKIE_KEYS,

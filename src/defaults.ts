@@ -108,7 +108,14 @@ export const defaults = {
       sso_otc: 60,
     },
     maxAttempts: 5,
+    /** Digits of a code. */
+    length: 6,
   },
+  /**
+   * A phone number typed without `+` (as people write national numbers: `8 916 123-45-67`) is read as
+   * a number of this country (ISO 3166 code) and stored in E.164 (`+79161234567`).
+   */
+  phoneDefaultCountry: 'RU',
   /** Cookie names of our own (the engine's are named in src/oidc/provider.ts). */
   cookies: {
     refreshToken: 'service_id_refresh_token',
@@ -152,6 +159,16 @@ export interface SettingsOverrides {
   clientCache?: Partial<ServiceSettings['clientCache']>;
   passwordHashing?: Partial<ServiceSettings['passwordHashing']>;
   rateLimits?: Record<string, RateLimitSetting>;
+  /** The lockout ladder: rungs of `failures` in a row → `lockSeconds` (any order; at least one rung). */
+  lockout?: { ladder?: ServiceSettings['lockout']['ladder'] };
+  /** One-time codes: digits (4 to 10), attempts, lifetime per purpose (seconds). */
+  codes?: {
+    length?: number;
+    maxAttempts?: number;
+    lifetimeSeconds?: Partial<ServiceSettings['codes']['lifetimeSeconds']>;
+  };
+  /** Names of the service's own cookies (e.g. to keep two services on one domain apart). */
+  cookies?: Partial<ServiceSettings['cookies']>;
 }
 
 /** `defaults` with the overrides applied (each group merged key by key). */
@@ -162,6 +179,20 @@ export function resolveSettings(overrides: SettingsOverrides = {}): ServiceSetti
   Object.assign(settings.clientCache, overrides.clientCache);
   Object.assign(settings.passwordHashing, overrides.passwordHashing);
   Object.assign(settings.rateLimits, overrides.rateLimits);
+  if (overrides.lockout?.ladder) {
+    if (overrides.lockout.ladder.length === 0) throw new Error('settings.lockout.ladder needs a rung');
+    // Highest rung first, as the ladder is read.
+    Object.assign(settings.lockout, {
+      ladder: [...overrides.lockout.ladder].sort((a, b) => b.failures - a.failures),
+    });
+  }
+  const { lifetimeSeconds, ...codes } = overrides.codes ?? {};
+  Object.assign(settings.codes, codes);
+  Object.assign(settings.codes.lifetimeSeconds, lifetimeSeconds);
+  if (!Number.isInteger(settings.codes.length) || settings.codes.length < 4 || settings.codes.length > 10) {
+    throw new Error('settings.codes.length must be an integer from 4 to 10');
+  }
+  Object.assign(settings.cookies, overrides.cookies);
   return settings;
 }
 

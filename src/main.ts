@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
 import { workerIndexVariable } from './cluster/cluster-messages.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadMainConfig } from './config.js';
 import { createLogger } from './logger.js';
 
 /**
@@ -10,7 +10,7 @@ import { createLogger } from './logger.js';
 async function main(): Promise<void> {
   let config;
   try {
-    config = loadConfig();
+    config = loadMainConfig();
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(error.message);

@@ -3,7 +3,7 @@ import { claimDataDirectory, DataDirectoryInUse, type ControlChannel } from './c
 import { runCommand } from './cli/run-command.js';
 import { systemClock } from './clock.js';
 import { ClusterEventBus } from './cluster/cluster-event-bus.js';
-import type { Config } from './config.js';
+import type { MainConfig } from './config.js';
 import { openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { createEventBus } from './events/create-event-bus.js';
@@ -18,7 +18,7 @@ import { createIdentityService } from './service.js';
  * (so it alone migrates), runs the hourly cleanup and publishes the event outbox; the embedded event
  * bus spans the workers.
  */
-export async function runService(config: Config, logger: Logger, workerIndex?: number): Promise<void> {
+export async function runService(config: MainConfig, logger: Logger, workerIndex?: number): Promise<void> {
   let channel: ControlChannel | undefined;
   if (!config.databaseUrl) {
     try {
@@ -36,6 +36,7 @@ export async function runService(config: Config, logger: Logger, workerIndex?: n
   secrets.catch(() => {}); // awaited below; a failure to open the database comes first
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
+    schema: config.databaseSchema,
     poolMax: config.databasePoolMax,
     timeoutMs: config.databaseTimeoutMs,
     logger,

@@ -10,92 +10,35 @@ import { createEventBus } from './events/create-event-bus.js';
 import type { EventBus } from './events/event-bus.js';
 import { startEventRuntime, type EventRuntime } from './events/event-runtime.js';
 import { assetRoutes } from './http/assets.js';
-import { requireRecentAuthentication } from './http/bearer-auth.js';
 import { errorPageAnswer, jsonErrorAnswer, uncaughtErrors } from './http/error-handler.js';
 import { jsonNotFound } from './http/json-api.js';
+import { issuerPath } from './http/base-path.js';
 import { ownPaths } from './http/own-paths.js';
+import { withServiceSettings } from './http/request-settings.js';
+import { routersByPath } from './http/routers-by-path.js';
+import { servedUnder } from './http/served-under.js';
 import { RateLimits } from './http/rate-limit.js';
 import { securityHeaders } from './http/security-headers.js';
-import { authFlowRoutes } from './identity/api/auth-flow-routes.js';
-import { authMethodRoutes } from './identity/api/auth-method-routes.js';
-import { authSessionRoutes } from './identity/api/auth-session-routes.js';
-import { createIdentityApi, identityApiPrefix } from './identity/api/identity-api.js';
-import { savedAccountRoutes } from './identity/api/saved-account-routes.js';
-import { securitySessionRoutes } from './identity/api/security-session-routes.js';
-import { AuthFlowEngine } from './identity/auth-flow/flow-engine.js';
-import { Federation } from './identity/federation/federation-routes.js';
-import { LinkedProviders } from './identity/federation/linked-providers.js';
-import { linkedProviderRoutes } from './identity/api/linked-provider-routes.js';
-import { firstPasswordRoutes } from './identity/api/first-password-routes.js';
-import type { OAuthProviderConfig } from './identity/federation/oauth-provider-config.js';
-import { OAuthProviderRegistry } from './identity/federation/oauth-provider-registry.js';
-import { StepRegistry } from './identity/auth-flow/step-registry.js';
-import { consentStep } from './identity/auth-flow/steps/consent.js';
-import { createMfaSetupStep } from './identity/auth-flow/steps/mfa-setup.js';
-import { passwordStep } from './identity/auth-flow/steps/password.js';
-import { phoneEmailStep } from './identity/auth-flow/steps/phone-email.js';
-import { createTotpStep } from './identity/auth-flow/steps/totp.js';
-import { StoredFunnels } from './identity/auth-flow/stored-funnels.js';
-import { UserFunnelPlanner } from './identity/auth-flow/user-funnel.js';
+import { identityApiPrefix } from './identity/api/identity-api.js';
+import type { AuthFlowEngine } from './identity/auth-flow/flow-engine.js';
+import type { StepRegistry } from './identity/auth-flow/step-registry.js';
 import type { AuthMethodRegistry } from './identity/auth-methods/auth-method-plugin.js';
-import { builtInAuthMethods } from './identity/auth-methods/built-in-methods.js';
-import { AuthMethodManager } from './identity/auth-methods/manage-auth-methods.js';
-import { SecretBox } from './identity/auth-methods/secret-box.js';
-import type { MainAuthSigning } from './identity/sessions/main-auth-tokens.js';
-import { reauthenticationRoutes } from './identity/api/reauthentication-routes.js';
-import { sessionAuthentications } from './identity/reauthentication/session-authentications.js';
-import { requireSignedIn } from './identity/sessions/require-signed-in.js';
-import type { SessionPolicy } from './identity/sessions/session-policy.js';
-import { developmentMessagesRoutes } from './identity/api/development-messages-routes.js';
-import { passwordRoutes } from './identity/api/password-routes.js';
-import { verificationRoutes } from './identity/api/verification-routes.js';
-import { createOtpCodeStep } from './identity/auth-flow/steps/otp-code.js';
-import { createRegistrationCodeStep } from './identity/auth-flow/steps/otp-code-registration.js';
-import { passwordRegistrationStep } from './identity/auth-flow/steps/password-registration.js';
-import { profileStep } from './identity/auth-flow/steps/profile.js';
-import { accountSelectionStep } from './identity/auth-flow/steps/account-selection.js';
-import { createQrStep } from './identity/auth-flow/steps/qr.js';
-import { qrLoginRoutes } from './identity/api/qr-login-routes.js';
-import { qrApprovePageRoutes } from './identity/pages/qr-approve-page.js';
-import { phoneEmailRegistrationStep } from './identity/auth-flow/steps/phone-email-registration.js';
-import { createAccountFinisher } from './identity/registration/create-account.js';
-import { resetPasswordPageRoutes } from './identity/pages/reset-password-page.js';
-import type { PasswordDeps } from './identity/passwords/password-deps.js';
-import { cleanUpExpiredSessions } from './identity/sessions/session-cleanup.js';
-import { recordAuthentication, revokeUserSessions } from './identity/sessions/sessions.js';
-import { prepareDecoyHash } from './identity/passwords/password-hash.js';
-import { configuredTransports } from './identity/transports/configured-transports.js';
+import type { OAuthProviderConfig } from './identity/federation/oauth-provider-config.js';
+import type { OAuthProviderRegistry } from './identity/federation/oauth-provider-registry.js';
+import { createIdentity } from './identity/identity.js';
 import type { DevelopmentTransport } from './identity/transports/development-transport.js';
 import type { Transport } from './identity/transports/transport.js';
 import type { TransportRegistry } from './identity/transports/transport-registry.js';
-import { cleanUpSecurityRecords } from './identity/verification/security-records-cleanup.js';
 import { cleanupTasks, scheduleCleanup } from './jobs/cleanup-expired-records.js';
 import { resolveSecrets, type Secrets } from './keys/development-secrets.js';
-import { PublishedKeySet } from './keys/published-key-set.js';
-import { activateSigningKeys, signingKeyFromPem, type SigningKey } from './keys/signing-keys.js';
-import { Messages } from './i18n/messages.js';
+import type { PublishedKeySet } from './keys/published-key-set.js';
+import { activateServiceKeys } from './keys/service-keys.js';
+import type { SigningKey } from './keys/signing-keys.js';
 import { brandFrom } from './brand.js';
 import { brandStylesheetRoutes } from './http/brand-stylesheet.js';
-import { SecurityNotifications } from './identity/notifications/security-notifications.js';
 import { createLogger, type Logger } from './logger.js';
-import { clientRegistrationRoutes } from './oidc/actions/client-registration.js';
-import { consentRoutes } from './oidc/actions/consents.js';
-import { ssoOtcRoutes } from './oidc/actions/sso-otc.js';
-import { ssoInboundRoutes } from './oidc/actions/sso-inbound.js';
-import { inboundLoginPageRoutes } from './oidc/actions/inbound-login-page.js';
-import { inboundLoginRoutes } from './identity/api/inbound-login-routes.js';
-import { discoveryRoutes } from './oidc/actions/discovery.js';
-import { endSessionRoutes } from './oidc/actions/end-session.js';
-import { interactionRoutes } from './oidc/actions/interaction.js';
-import { introspectionRoutes } from './oidc/actions/introspect.js';
-import { jwksRoutes } from './oidc/actions/jwks.js';
-import { userinfoRoutes } from './oidc/actions/userinfo.js';
-import { singleLogoutPageRoutes } from './oidc/logout-pages.js';
-import { createOidcProvider, oauthRoutes } from './oidc/provider.js';
-import { clientRateLimiting } from './oidc/client-rate-limits.js';
-import { oauthTokenStanding } from './oidc/oauth-token-standing.js';
-import { RevokedGrants } from './oidc/revoked-grants.js';
-import { engineAnswerCorrections } from './oidc/engine-answer-corrections.js';
+import { createOidc } from './oidc/oidc.js';
+import { oauthRoutes } from './oidc/provider.js';
 import { oauthErrorAnswer } from './oidc/oauth-error.js';
 import { createManagement, type Management } from './management/management.js';
 import { createAdmin } from './admin/admin.js';
@@ -104,12 +47,6 @@ import { createPlatform, type Platform } from './platform/platform.js';
 import { createOperations } from './operations/operations.js';
 import type { ServiceMetrics } from './operations/service-metrics.js';
 import type { TokenVerification } from './tokens/principal.js';
-
-const engineOnlyPaths = new Set<string>([
-  oauthRoutes.authorization,
-  oauthRoutes.token,
-  oauthRoutes.revocation,
-]);
 
 /** Where errors are JSON: our APIs ({ error, message }) and the OAuth endpoints called by programs. */
 const jsonApiPrefixes = ['/api/', '/oauth/clients/', '/oauth/consents/', '/oauth/sso/'];
@@ -203,119 +140,44 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     options.database ??
     (await openDatabase({
       databaseUrl: config.databaseUrl,
+      schema: config.databaseSchema,
       poolMax: config.databasePoolMax,
       timeoutMs: config.databaseTimeoutMs,
       logger,
-      pgliteDataDir: `${config.dataDir}/pgdata`,
+      // No data directory configured: an in-memory database, nothing written to disk.
+      pgliteDataDir: config.dataDir === undefined ? undefined : `${config.dataDir}/pgdata`,
     }));
   const ownsDatabase = options.database === undefined;
   const { db } = database;
 
   const secrets = options.secrets ?? (await resolveSecrets(config, logger));
-  const oidcKey = await signingKeyFromPem(secrets.oidcPrivateKey, 'oidc');
-  const mainAuthKey = await signingKeyFromPem(secrets.mainAuthPrivateKey, 'main-auth');
-  if (oidcKey.kid === mainAuthKey.kid) {
-    throw new Error('MAIN_AUTH_PRIVATE_KEY must be a different key from OIDC_PRIVATE_KEY');
-  }
-  await db.transaction((trx) => activateSigningKeys(trx, [oidcKey, mainAuthKey], clock.now()));
-  const keySet = new PublishedKeySet(db, clock);
-  await keySet.refresh();
-
-  const { provider, close: closeProvider } = createOidcProvider({
+  const keys = await activateServiceKeys({ db, clock }, secrets);
+  const oidc = await createOidc({
     config,
     db,
     clock,
+    logger,
+    keys,
     cookieKeys: secrets.cookieKeys,
-    signingKey: oidcKey,
-    logger,
-    lifetimes: {
-      authorizationCode: settings.lifetimes.authorizationCode,
-      refreshToken: settings.lifetimes.refreshToken,
-      session: settings.lifetimes.oidcSession,
-      interaction: settings.lifetimes.interaction,
-    },
-    clientChangePollMs: settings.clientCache.changePollMilliseconds,
+    lifetimes: settings.lifetimes,
+    clientCache: settings.clientCache,
   });
-  const revokedGrants = new RevokedGrants(db, clock, logger);
-  await revokedGrants.start();
-  const tokenVerification: TokenVerification = {
-    keySet,
-    issuer: config.issuer,
-    audience: config.apiAudience,
-    // What an OAuth token is worth now: grant revoked, client disabled or first-party (all in memory).
-    oauthTokens: oauthTokenStanding(provider, revokedGrants),
-    clock,
-  };
+  const { provider, tokenVerification } = oidc;
   const rateLimits = new RateLimits(db, settings.rateLimits);
-  const sessionPolicy: SessionPolicy = { ...settings.sessions };
-  // Every route acting on the signed-in user's account; and the sensitive ones (re-authentication).
-  const signedIn = requireSignedIn({ db, clock, tokenVerification, sessionPolicy });
-  const recentAuthentication = requireRecentAuthentication({
-    maxAgeSeconds: sessionPolicy.reauthenticationMaxAgeSeconds,
-    now: () => clock.now(),
-    sessions: sessionAuthentications({ db, clock, sessionPolicy, apiPrefix: identityApiPrefix }),
-  });
-
-  const { registry: transports, developmentMessages } = configuredTransports(
+  const identity = await createIdentity({
     config,
-    logger,
-    options.transports,
-  );
-  const messaging = { db, clock, transports, rateLimits, logger };
-  const notifications = new SecurityNotifications({ transports, messages: Messages.load(), logger });
-  const { passwordHashing } = settings;
-  const passwordDeps: PasswordDeps = {
-    ...messaging,
-    passwordHashing,
-    issuer: config.issuer,
-    revokeOtherSessions: (trx, userId, exceptSessionId) =>
-      revokeUserSessions(
-        trx,
-        userId,
-        { ...(exceptSessionId ? { exceptSessionId } : {}), reason: 'password_changed' },
-        clock.now(),
-      ),
-    recordSessionAuthentication: (trx, sessionId) =>
-      recordAuthentication(trx, sessionId, sessionPolicy, clock.now()),
-    notifications,
-  };
-
-  const totp = { box: new SecretBox(secrets.cookieKeys), issuerName: new URL(config.issuer).host };
-  const authMethods = builtInAuthMethods(totp);
-  const steps = new StepRegistry()
-    .register(phoneEmailStep)
-    .register(passwordStep)
-    .register(createOtpCodeStep(messaging))
-    .register(consentStep)
-    .register(createTotpStep(totp))
-    .register(createMfaSetupStep(authMethods))
-    .register(phoneEmailRegistrationStep)
-    .register(createRegistrationCodeStep({ transports, rateLimits, logger }))
-    .register(passwordRegistrationStep)
-    .register(profileStep)
-    .register(accountSelectionStep)
-    .register(createQrStep({ issuer: config.issuer }));
-  const flows = new AuthFlowEngine(db, clock, steps, new StoredFunnels(db), {
-    planner: new UserFunnelPlanner(authMethods),
-    finishers: { registration: createAccountFinisher(authMethods) },
-    passwordHashing: settings.passwordHashing,
-  });
-  const signing: MainAuthSigning = { key: mainAuthKey, issuer: config.issuer, audience: config.apiAudience };
-  const oauthProviders = new OAuthProviderRegistry();
-  for (const provider of options.oauthProviders ?? config.oauthProviders) oauthProviders.register(provider);
-  const federation = new Federation({
-    provider,
     db,
     clock,
-    registry: oauthProviders,
-    messages: Messages.load(),
-    notifications,
     logger,
-    issuer: config.issuer,
-    signing,
-    apiPrefix: identityApiPrefix,
+    settings,
+    rateLimits,
+    provider,
+    tokenVerification,
+    mainAuthKey: keys.mainAuth,
+    cookieKeys: secrets.cookieKeys,
+    ...(options.transports ? { transports: options.transports } : {}),
+    ...(options.oauthProviders ? { oauthProviders: options.oauthProviders } : {}),
   });
-  await prepareDecoyHash(settings.passwordHashing);
 
   const events = await startEventRuntime({
     db,
@@ -332,7 +194,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     clock,
     bus: events.bus,
     metricsToken: config.metricsToken,
-    enginePaths: [...Object.values(oauthRoutes), '/.well-known/openid-configuration'],
+    enginePaths: oidc.enginePaths,
   });
   operations.observeEngine(provider);
   const platform = createPlatform({ config, db, clock, logger, events, tokenVerification });
@@ -345,16 +207,15 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     tokenVerification,
     metricsRegistry: operations.metrics.registry,
   });
-
   const admin = createAdmin({
     config,
     db,
     clock,
     logger,
     tokenVerification,
-    recentAuthentication,
-    steps,
-    authMethods,
+    recentAuthentication: identity.recentAuthentication,
+    steps: identity.steps,
+    authMethods: identity.authMethods,
   });
 
   const app = new Koa();
@@ -365,16 +226,26 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
   app.silent = true;
   app.on('error', (error) => logger.error({ err: error }, 'unhandled request error'));
 
+  // The service's own stack, from its root; served under the issuer's path (served-under.ts).
+  const own = new Koa();
+  // This service's settings for everything deep inside a request (request-settings.ts).
+  own.use(withServiceSettings(settings));
   // Request ids and metrics first: they see every answer, errors included.
-  for (const middleware of operations.middleware) app.use(middleware);
-  app.use(securityHeaders({ https: new URL(config.issuer).protocol === 'https:' }));
+  for (const middleware of operations.middleware) own.use(middleware);
+  own.use(securityHeaders({ https: new URL(config.issuer).protocol === 'https:' }));
+  // Every page shows the product's brand, the engine's error and logout pages too (src/http/pages.ts).
+  const brand = config.brand ?? brandFrom({});
+  own.use((ctx, next) => {
+    ctx.state.brand = brand;
+    return next();
+  });
   // An error no router answered: in its endpoint's shape (503 + Retry-After when the database is away).
   const errorAnswers = {
     api: jsonErrorAnswer(logger),
     oauth: oauthErrorAnswer(logger),
     page: errorPageAnswer(logger),
   };
-  app.use(
+  own.use(
     uncaughtErrors((ctx) =>
       jsonApiPrefixes.some((prefix) => ctx.path.startsWith(prefix))
         ? errorAnswers.api
@@ -384,94 +255,26 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     ),
   );
   // /healthz, /readyz, /metrics: never rate-limited, never the engine's.
-  app.use(operations.router.routes());
+  own.use(operations.router.routes());
   // Before anything else of the OAuth endpoints (our own introspection included).
-  app.use(clientRateLimiting({ rateLimits, provider, logger, clock }));
+  own.use(oidc.clientRateLimiting(rateLimits));
   // The engine last: everything our routes do not answer (authorize, token, revocation, discovery...).
-  const engine = compose([engineAnswerCorrections(provider), ...provider.middleware]);
+  const { engine } = oidc;
   // Paths only the engine serves skip our routers (none of them matches these).
-  app.use((ctx, next) => (engineOnlyPaths.has(ctx.path) ? engine(ctx) : next()));
+  own.use((ctx, next) => (oidc.engineOnlyPaths.has(ctx.path) ? engine(ctx) : next()));
   const routers: Router[] = [
     assetRoutes(),
-    brandStylesheetRoutes(config.brand ?? brandFrom({})),
-    jwksRoutes(keySet),
-    discoveryRoutes(),
-    userinfoRoutes({ config, db, clock, keySet, oauthTokens: tokenVerification.oauthTokens, logger }),
-    introspectionRoutes({
-      config,
-      db,
-      clock,
-      provider,
-      keySet,
-      oauthTokens: tokenVerification.oauthTokens,
-      logger,
-    }),
-    endSessionRoutes({ db, clock, keySet, issuer: config.issuer }),
-    consentRoutes({ db, clock, signedIn, logger }),
-    ssoOtcRoutes({ db, clock, rateLimits, signedIn, logger }),
-    ssoInboundRoutes({ db, clock, provider, tokenVerification, logger }),
-    inboundLoginPageRoutes(),
-    qrApprovePageRoutes(),
-    clientRegistrationRoutes({ db, clock, tokenVerification, recentAuthentication, logger }),
-    singleLogoutPageRoutes(),
-    federation.routes(),
-    interactionRoutes({
-      provider,
-      db,
-      clock,
-      flows,
-      rateLimits,
-      apiAudience: config.apiAudience,
-      notifications,
-      federation,
-      logger,
-      signing,
-      apiPrefix: identityApiPrefix,
-      brand: config.brand ?? brandFrom({}),
-    }),
-    createIdentityApi(
-      { config, logger, guards: { bearer: signedIn, reauthentication: recentAuthentication } },
-      [
-        authFlowRoutes({
-          db,
-          clock,
-          flows,
-          rateLimits,
-          signing,
-          notifications,
-          apiPrefix: identityApiPrefix,
-        }),
-        authSessionRoutes({
-          db,
-          clock,
-          rateLimits,
-          signing,
-          sessionPolicy,
-          apiPrefix: identityApiPrefix,
-        }),
-        securitySessionRoutes({ db, clock, sessionPolicy }),
-        reauthenticationRoutes({ ...messaging, totp, sessionPolicy, passwordHashing }),
-        authMethodRoutes({ clock, manager: new AuthMethodManager(db, authMethods, notifications) }),
-        savedAccountRoutes({ db, clock }),
-        linkedProviderRoutes({ clock, linkedProviders: new LinkedProviders(db, oauthProviders) }),
-        firstPasswordRoutes({ db, clock, notifications, passwordHashing }),
-        inboundLoginRoutes({ db, clock, rateLimits, signing, apiPrefix: identityApiPrefix }),
-        qrLoginRoutes({ db, clock, rateLimits }),
-        passwordRoutes(passwordDeps),
-        verificationRoutes({ ...messaging, notifications }),
-        ...(config.env === 'production'
-          ? []
-          : [developmentMessagesRoutes(developmentMessages, { allowRemote: config.devMessagesRemote })]),
-      ],
-    ),
-    resetPasswordPageRoutes(passwordDeps),
+    brandStylesheetRoutes(brand),
+    ...oidc.routers({ ...identity, rateLimits, apiPrefix: identityApiPrefix, brand }),
+    ...identity.routers,
     platform.router,
     management.router,
     management.pages,
     admin.router,
     admin.pages,
   ];
-  for (const router of routers) app.use(router.routes()).use(router.allowedMethods());
+  // Each request visits only the routers with a route that could match its path (routers-by-path.ts).
+  own.use(routersByPath(routers));
   // Embedded, the service answers only these; the host answers the rest (own-paths.ts).
   const ownsPath = ownPaths([operations.router, ...routers], {
     prefixes: ['/oauth/', '/interaction/'],
@@ -479,16 +282,18 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
   });
   // Standalone, last of our JSON APIs: an unknown path under /api/v2 is a JSON 404, not the engine's.
   const apiNotFound = jsonNotFound('/api/v2', logger);
-  app.use(apiNotFound.routes());
-  app.use(engine);
-  const ownStack = compose(app.middleware);
-  const middleware: Koa.Middleware = (ctx, next) => (ownsPath(ctx.path) ? ownStack(ctx) : next());
+  own.use(apiNotFound.routes());
+  own.use(engine);
+  const ownStack = compose(own.middleware);
+  const prefix = issuerPath(config.issuer);
+  // Standalone it answers every path under the issuer's; in a host, only its own (the host has the rest).
+  app.use(prefix ? servedUnder(prefix, ownStack, () => true) : ownStack);
+  const middleware = servedUnder(prefix, ownStack, ownsPath);
 
   const cleanup = options.backgroundJobs
     ? scheduleCleanup(db, clock, logger, [
         ...cleanupTasks,
-        { name: 'security records', run: cleanUpSecurityRecords },
-        { name: 'main-auth sessions', run: cleanUpExpiredSessions },
+        ...identity.cleanupTasks,
         ...management.retentionTasks,
       ])
     : undefined;
@@ -498,14 +303,14 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     middleware,
     provider,
     db,
-    keys: { oidc: oidcKey, mainAuth: mainAuthKey, published: keySet },
-    flows,
-    steps,
-    authMethods,
-    oauthProviders,
+    keys,
+    flows: identity.flows,
+    steps: identity.steps,
+    authMethods: identity.authMethods,
+    oauthProviders: identity.oauthProviders,
     rateLimits,
-    transports,
-    developmentMessages,
+    transports: identity.transports,
+    developmentMessages: identity.developmentMessages,
     tokenVerification,
     logger,
     clock,
@@ -517,13 +322,12 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     metrics: operations.metrics,
     async close() {
       cleanup?.stop();
-      closeProvider();
-      revokedGrants.close();
+      oidc.close();
       // The consumers, the relay and the NATS connection first: they use the database.
       platform.close();
       await management.close();
       await events.close();
-      await transports.close();
+      await identity.close();
       await rateLimits.close();
       if (ownsDatabase) await database.close();
     },

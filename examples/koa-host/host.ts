@@ -31,9 +31,12 @@ export function createHostApp(identity: IdentityService): Koa {
   return host;
 }
 
-/** `npx tsx examples/koa-host/host.ts`: the host on http://127.0.0.1:4000, an in-memory database. */
+/**
+ * `npx tsx examples/koa-host/host.ts`: the host on http://127.0.0.1:4000, the identity service under
+ * /idp (its issuer's path: it answers there and nowhere else), an in-memory database.
+ */
 async function main(): Promise<void> {
-  const issuer = 'http://127.0.0.1:4000';
+  const issuer = 'http://127.0.0.1:4000/idp';
   const database = await openDatabase({});
   await migrateToLatest(database.db);
   const identity = await createIdentityService({

@@ -47,6 +47,8 @@ export function funnelProblems(
         message: `no step ${step.stepId} serves the ${flow} flow`,
       });
     }
+    const settingsProblem = registry.get(step.stepId, flow)?.checkSettings?.(step.settings);
+    if (settingsProblem) problems.push({ path: `steps.${index}.settings`, message: settingsProblem });
     if (seen.has(step.stepId))
       problems.push({ path: `steps.${index}.stepId`, message: `${step.stepId} appears twice` });
     seen.add(step.stepId);

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { systemClock } from '../clock.js';
-import { ConfigError, loadConfig } from '../config.js';
+import { ConfigError, loadMainConfig } from '../config.js';
 import { openDatabase, type DatabaseHandle } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { claimDataDirectory, forwardCommand, type ControlChannel } from './control-channel.js';
@@ -14,7 +14,7 @@ import { findCommand, runCommand } from './run-command.js';
 async function main(argv: string[]): Promise<number> {
   let config;
   try {
-    config = loadConfig();
+    config = loadMainConfig();
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`${error.message}\n`);
@@ -36,6 +36,7 @@ async function main(argv: string[]): Promise<number> {
       if (!config.databaseUrl) channel = await claimDataDirectory(config.dataDir);
       database = await openDatabase({
         databaseUrl: config.databaseUrl,
+        schema: config.databaseSchema,
         pgliteDataDir: `${config.dataDir}/pgdata`,
       });
       await migrateToLatest(database.db);

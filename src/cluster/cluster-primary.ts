@@ -1,16 +1,22 @@
 import cluster, { type Worker } from 'node:cluster';
-import type { Config } from '../config.js';
+import type { MainConfig } from '../config.js';
 import type { Logger } from '../logger.js';
 import { isForwardedEvent, workerIndexVariable } from './cluster-messages.js';
 
 /**
  * HTTP_WORKERS > 1: this process only supervises. Workers start one after another, so the first
  * alone migrates the database and writes development secrets before the others read them; they all
- * accept on the same port (node:cluster hands connections out round-robin). A worker that dies while
+ * accept on the same listening socket themselves (see `schedulingPolicy` below). A worker that dies while
  * serving is replaced; one that dies while starting stops the service (a bad database URL must not
  * become a crash loop). SIGTERM/SIGINT stop the workers (each drains its requests), then this process.
  */
-export async function runClusterPrimary(config: Config, logger: Logger): Promise<void> {
+export async function runClusterPrimary(config: MainConfig, logger: Logger): Promise<void> {
+  // node:cluster's default on Linux (SCHED_RR) accepts every connection here and passes it on to a
+  // worker; one passed to a worker at the moment it dies was never answered nor closed (its client
+  // waited for its own timeout). With SCHED_NONE the workers accept from the shared socket themselves:
+  // a connection a dead worker had not yet accepted waits in the kernel's queue for the other worker,
+  // and one it had accepted is reset with it. The kernel spreads connections less evenly than turns.
+  cluster.schedulingPolicy = cluster.SCHED_NONE;
   const workers = new Map<number, Worker>();
   let stopping = false;
 

@@ -50,6 +50,11 @@ export interface OpenDatabaseOptions {
   pgliteDataDir?: string | undefined;
   /** An already-open PGlite instance (tests load a migrated snapshot into one). */
   pglite?: PGlite;
+  /**
+   * The PostgreSQL schema of the service's tables (created if missing), to share a database with a
+   * host app: the service's connections see this schema only. Absent: the default (`public`).
+   */
+  schema?: string | undefined;
 }
 
 /**
@@ -100,8 +105,10 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
       pool: { min: 0, max: options.poolMax ?? 10 },
       acquireConnectionTimeout: timeoutMs,
       ...(options.logger ? { log: knexLog(options.logger) } : {}),
+      ...(options.schema ? { searchPath: [options.schema] } : {}),
     });
     await db.raw('select 1');
+    if (options.schema) await db.raw('create schema if not exists ??', [options.schema]);
     return { db, kind: 'postgres', close: () => db.destroy() };
   }
 
@@ -116,8 +123,13 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
       startParams: [...PGlite.defaultStartParams, ...pgliteMemorySettings],
     });
   }
-  const db = knex({ client: PGliteClient as unknown as typeof knex.Client, connection: { pglite } as never });
+  const db = knex({
+    client: PGliteClient as unknown as typeof knex.Client,
+    connection: { pglite } as never,
+    ...(options.schema ? { searchPath: [options.schema] } : {}),
+  });
   await db.raw('select 1');
+  if (options.schema) await db.raw('create schema if not exists ??', [options.schema]);
   // knex-pglite closes the PGlite instance when its single connection is destroyed.
   return { db, kind: 'pglite', close: () => db.destroy() };
 }

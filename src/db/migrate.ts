@@ -29,13 +29,56 @@ class DirectoryMigrationSource implements Knex.MigrationSource<string> {
   }
 }
 
+/**
+ * The service's own migrations table (knex's default `knex_migrations` is the host's, when the service
+ * shares its database); knex adds `<name>_lock`.
+ */
+export const migrationsTable = 'identity_service_migrations';
+/** Where versions before 0.x kept the list of applied migrations (knex's default). */
+const legacyMigrationsTable = 'knex_migrations';
+/** The first migration of the service: a `knex_migrations` table listing it is the service's. */
+const firstMigration = '20261121000100_identity_foundation';
+
 export const migrationConfig: Knex.MigratorConfig = {
   migrationSource: new DirectoryMigrationSource(),
-  tableName: 'knex_migrations',
+  tableName: migrationsTable,
 };
 
 /** Brings the schema to the latest version; safe when several nodes start at once (knex's lock). */
 export async function migrateToLatest(db: Knex): Promise<string[]> {
+  await adoptLegacyMigrationsTable(db);
   const [, applied] = (await db.migrate.latest(migrationConfig)) as [number, string[]];
   return applied;
+}
+
+/**
+ * A database migrated by a version that used knex's default table: its `knex_migrations` (and lock
+ * table, their sequences and keys) are renamed to the service's names, once, so the next migration
+ * run sees every migration as applied. A `knex_migrations` that doesn't list the service's first
+ * migration is a host's and is left alone.
+ */
+async function adoptLegacyMigrationsTable(db: Knex): Promise<void> {
+  await db.transaction(async (trx) => {
+    // Nodes starting at once: one renames, the others find it done.
+    await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [migrationsTable]);
+    if (await trx.schema.hasTable(migrationsTable)) return;
+    if (!(await trx.schema.hasTable(legacyMigrationsTable))) return;
+    const ours = await trx(legacyMigrationsTable).where({ name: firstMigration }).first();
+    if (!ours) return;
+    for (const [from, to] of [
+      [legacyMigrationsTable, migrationsTable],
+      [`${legacyMigrationsTable}_lock`, `${migrationsTable}_lock`],
+    ] as const) {
+      await trx.raw('alter table if exists ?? rename to ??', [from, to]);
+      await trx.raw('alter index if exists ?? rename to ??', [`${from}_pkey`, `${to}_pkey`]);
+    }
+    await trx.raw('alter sequence if exists ?? rename to ??', [
+      `${legacyMigrationsTable}_id_seq`,
+      `${migrationsTable}_id_seq`,
+    ]);
+    await trx.raw('alter sequence if exists ?? rename to ??', [
+      `${legacyMigrationsTable}_lock_index_seq`,
+      `${migrationsTable}_lock_index_seq`,
+    ]);
+  });
 }

@@ -42,13 +42,25 @@ export function securityHeaders(options: { https: boolean }): Middleware {
     'Referrer-Policy': 'no-referrer',
     ...(options.https ? { 'Strict-Transport-Security': strictTransportSecurity } : {}),
   };
+  const entries = Object.entries(headers);
   const setMissing = (ctx: Context) => {
-    for (const [name, value] of Object.entries(headers)) if (!ctx.response.get(name)) ctx.set(name, value);
+    for (const [name, value] of entries) if (!ctx.res.hasHeader(name)) ctx.res.setHeader(name, value);
   };
   return async function setSecurityHeaders(ctx, next) {
     setMissing(ctx);
     await next();
     setMissing(ctx);
-    if (!ctx.response.is('html')) ctx.set('Content-Security-Policy', resourcePolicy);
+    if (!isHtml(ctx.res.getHeader('content-type'))) ctx.set('Content-Security-Policy', resourcePolicy);
   };
+}
+
+/**
+ * Whether the answer is HTML: its media type, without parameters or case. (Koa's `ctx.response.is`
+ * parses the header and looks the type up in the MIME database, on every answer.)
+ */
+function isHtml(contentType: number | string | string[] | undefined): boolean {
+  if (typeof contentType !== 'string') return false;
+  const semicolon = contentType.indexOf(';');
+  const mediaType = (semicolon === -1 ? contentType : contentType.slice(0, semicolon)).trim().toLowerCase();
+  return mediaType === 'text/html';
 }

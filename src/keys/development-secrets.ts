@@ -36,15 +36,16 @@ export async function generateRsaPrivateKeyPemInBackground(): Promise<string> {
  * Returns the configured secrets. Outside production, a secret that is not configured is generated
  * once into DATA_DIR/development-secrets.json (mode 0600) and reused at the next start, with a warning:
  * such keys are fine on a laptop and wrong anywhere else. (loadConfig already refuses production
- * without them.)
+ * without them.) Without DATA_DIR (a library's default) they are generated in memory, written nowhere.
  */
 export async function resolveSecrets(config: Config, logger: Logger): Promise<Secrets> {
   const { oidcPrivateKey, mainAuthPrivateKey, cookieKeys } = config;
   if (oidcPrivateKey && mainAuthPrivateKey && cookieKeys) {
     return { oidcPrivateKey, mainAuthPrivateKey, cookieKeys };
   }
-  const file = path.join(config.dataDir, developmentSecretsFile);
-  const stored = await readStoredSecrets(file);
+  const { dataDir } = config;
+  const file = dataDir === undefined ? undefined : path.join(dataDir, developmentSecretsFile);
+  const stored = file === undefined ? {} : await readStoredSecrets(file);
   const generated: string[] = [];
   const take = async <T>(
     name: string,
@@ -74,8 +75,8 @@ export async function resolveSecrets(config: Config, logger: Logger): Promise<Se
     mainAuthPrivateKey: mainAuthKey,
     cookieKeys: cookieKeyList,
   };
-  if (generated.length > 0) {
-    await fs.mkdir(config.dataDir, { recursive: true });
+  if (generated.length > 0 && dataDir !== undefined && file !== undefined) {
+    await fs.mkdir(dataDir, { recursive: true });
     const toStore = {
       ...stored,
       ...(oidcPrivateKey ? {} : { oidcPrivateKey: secrets.oidcPrivateKey }),
@@ -93,7 +94,9 @@ export async function resolveSecrets(config: Config, logger: Logger): Promise<Se
     .map(([name]) => name);
   logger.warn(
     { file, generated, variables: fromFile },
-    `${fromFile.join(', ')} not set: using development secrets from ${file}. Set them in production.`,
+    file === undefined
+      ? `${fromFile.join(', ')} not set: using development secrets generated in memory (no DATA_DIR). Set them in production.`
+      : `${fromFile.join(', ')} not set: using development secrets from ${file}. Set them in production.`,
   );
   return secrets;
 }

@@ -42,7 +42,10 @@ export async function claimsForScopes(
   const has = (scope: OidcScope) => scopes.has(scope);
   const claims: Record<string, unknown> = { sub: user.id };
   if (has('profile')) {
+    // `name`: the full name as the standard claim (OIDC Core 5.1) most clients display.
+    const name = [user.givenName, user.familyName].filter(Boolean).join(' ');
     Object.assign(claims, {
+      name: name || undefined,
       given_name: user.givenName ?? undefined,
       family_name: user.familyName ?? undefined,
       preferred_username: user.preferredUsername ?? undefined,

@@ -2,12 +2,25 @@ import type { Context } from 'koa';
 import type { Client, Provider } from 'oidc-provider';
 import { OAuthError } from './oauth-error.js';
 
+/** Clients whose Basic credentials were checked earlier in the same request (the rate limits do). */
+const authenticatedWithBasic = new WeakMap<Context, Client>();
+
+/**
+ * Records that this request's `Authorization: Basic` header authenticates `client` (its secret was
+ * compared), so that `authenticateClientWithBasic` need not parse, look up and hash it again.
+ */
+export function rememberBasicAuthentication(ctx: Context, client: Client): void {
+  authenticatedWithBasic.set(ctx, client);
+}
+
 /**
  * HTTP Basic client authentication (RFC 6749 §2.3.1) for the OAuth endpoints we serve ourselves:
  * client_id and secret form-urlencoded inside the header, a confidential client, its secret compared
  * through the engine's Client (cached, secret hashed). Any failure: 401 invalid_client with a challenge.
  */
 export async function authenticateClientWithBasic(ctx: Context, provider: Provider): Promise<Client> {
+  const authenticated = authenticatedWithBasic.get(ctx);
+  if (authenticated) return authenticated;
   const challenge = { 'WWW-Authenticate': `Basic realm="${provider.issuer}"` };
   const invalid = (description: string) => new OAuthError(401, 'invalid_client', description, challenge);
   const credentials = parseBasicCredentials(ctx.get('authorization'));

@@ -7,7 +7,12 @@ import { RateLimitExceeded, type RateLimitRule, type RateLimits } from '../http/
 import { requestInfo } from '../http/request-info.js';
 import type { Logger } from '../logger.js';
 import { ThrottledWarnings } from '../throttled-warnings.js';
-import { isValidClientId, parseBasicCredentials, secretAuthenticates } from './client-authentication.js';
+import {
+  isValidClientId,
+  parseBasicCredentials,
+  rememberBasicAuthentication,
+  secretAuthenticates,
+} from './client-authentication.js';
 import { oauthRoutes } from './provider.js';
 import { defaultRateLimitRule } from '../defaults.js';
 
@@ -48,6 +53,8 @@ const bodyLimit = 56 * 1024;
 interface Credentials {
   clientId?: string | undefined;
   secret?: string | undefined;
+  /** From the Authorization header (Basic), not the query or the body. */
+  basic?: boolean;
 }
 
 /**
@@ -89,6 +96,9 @@ export function clientRateLimiting(deps: {
     }
     const client = credentials.clientId ? await provider.Client.find(credentials.clientId) : undefined;
     const proven = client !== undefined && (await provesClient(ctx, endpoint, client, credentials.secret));
+    // Proven by the header's secret (authorize proves by redirect_uri instead): our introspection
+    // authenticates with the same header and need not do it again.
+    if (proven && credentials.basic && endpoint !== 'authorize') rememberBasicAuthentication(ctx, client);
     const { ip } = requestInfo(ctx);
     // A token the engine issues to an unproven caller proves it was the client after all.
     const countIfIssued = !proven && client !== undefined && endpoint === 'token';
@@ -121,7 +131,10 @@ export function clientRateLimiting(deps: {
     }
     await next();
     if (countIfIssued && ctx.status === 200) {
-      await rateLimits.count(clientRateLimits.token, client.clientId).catch((error: unknown) => {
+      // Not awaited: the tokens are issued, and the answer need not wait a database round trip for
+      // the count. It is queued now, before the answer leaves, so the client's next request (its check
+      // queued after it, rate-limit-postgres-store.ts keeps their order) sees it.
+      void rateLimits.count(clientRateLimits.token, client.clientId).catch((error: unknown) => {
         warnings.warn(
           'oauth_rate_limit_not_counted',
           { path: ctx.path, error: String(error) },
@@ -143,7 +156,7 @@ function endpointOf(ctx: Context): Endpoint | undefined {
 /** HTTP Basic first (as the engine reads it), else the query (authorize) or the form body. */
 async function presentedCredentials(ctx: Context, endpoint: Endpoint): Promise<Credentials> {
   const basic = parseBasicCredentials(ctx.get('authorization'));
-  if (basic) return basic;
+  if (basic) return { ...basic, basic: true };
   if (endpoint === 'authorize') return { clientId: singleValue(ctx.query.client_id) };
   const form = await formBody(ctx);
   if (!form) return {};

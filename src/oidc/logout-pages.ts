@@ -1,5 +1,6 @@
 import Router from '@koa/router';
 import type { KoaContextWithOIDC } from 'oidc-provider';
+import { basePath } from '../http/base-path.js';
 import { renderPage } from '../http/pages.js';
 import { pageLanguage } from '../i18n/page-language.js';
 import type { LogoutState } from './actions/end-session.js';
@@ -32,7 +33,7 @@ export async function logoutSource(ctx: KoaContextWithOIDC, form: string): Promi
     httpOnly: true,
     sameSite: 'lax',
     signed: true,
-    path: '/',
+    path: basePath(ctx) || '/',
     maxAge: 10 * 60 * 1000,
   });
   ctx.status = 303;

@@ -9,7 +9,7 @@ import { databaseRetryAfterSeconds, isDatabaseUnavailable } from '../db/database
 import { ApiError, serviceUnavailable } from '../http/api-error.js';
 import { pageErrorText } from '../http/page-error-text.js';
 import { renderErrorPage } from '../http/error-handler.js';
-import { publicPath } from '../http/base-path.js';
+import { issuerPath, publicPath } from '../http/base-path.js';
 import { renderPage } from '../http/pages.js';
 import { pageLanguage } from '../i18n/page-language.js';
 import { findUserById } from '../identity/users/user.js';
@@ -95,9 +95,14 @@ export function createOidcProvider(dependencies: OidcProviderDependencies): {
     adapter: createOidcAdapterFactory(db, clock),
     clients: [],
     jwks: { keys: [signingKey.privateJwk as never] },
-    // The interaction cookie on every path: the page switches language (/en/auth → /ru/auth) and the
-    // reset-password detour comes back to it. The resume cookie keeps its own path (the engine sets it).
-    cookies: { keys: cookieKeys, short: { path: '/' } },
+    // The interaction cookie on every path of the service: the page switches language (/en/auth →
+    // /ru/auth) and the reset-password detour comes back to it. The resume cookie keeps its own path
+    // (the engine sets it). Under an issuer with a path, the cookies stay under that path.
+    cookies: {
+      keys: cookieKeys,
+      short: { path: issuerPath(config.issuer) || '/' },
+      long: { path: issuerPath(config.issuer) || '/' },
+    },
     routes: oauthRoutes,
     scopes: [...oidcScopes],
     claims: Object.fromEntries(

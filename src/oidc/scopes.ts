@@ -8,7 +8,7 @@ export type OidcScope = (typeof oidcScopes)[number];
 
 export const claimsByScope = {
   openid: ['sub'],
-  profile: ['given_name', 'family_name', 'preferred_username', 'picture'],
+  profile: ['name', 'given_name', 'family_name', 'preferred_username', 'picture'],
   email: ['email', 'email_verified'],
   phone: ['phone_number', 'phone_number_verified'],
   organizations: ['organization_memberships'],

@@ -172,7 +172,11 @@ describe('npm run idp -- funnels:* and allowed-methods:*', () => {
     [['funnels:set', '--flow', 'login'], 'give the funnel'],
     [['funnels:set', '--flow', 'registration', '--step', 'mfa-setup'], 'not a step of the registration flow'],
     [['funnels:set', '--flow', 'login', '--step', 'password', '--step', 'password'], 'appears twice'],
-    [['funnels:set', '--flow', 'login', '--step', 'password:sometimes'], 'expected id[:optional][@group]'],
+    [
+      ['funnels:set', '--flow', 'login', '--step', 'password:sometimes'],
+      'expected id[=provider][:optional][@group]',
+    ],
+    [['funnels:set', '--flow', 'login', '--step', 'oauth'], 'the oauth step names its provider'],
     [['allowed-methods:set'], 'give --method'],
     [['allowed-methods:set', '--method', 'carrier-pigeon'], 'not one of'],
   ])('refuses %j with exit code 2', async (argv, message) => {

@@ -68,3 +68,53 @@ describe('examples/koa-host: the service mounted beside a host’s routes', () =
     expect(tokens.scope).toBe('service:crm.aggregates.read');
   });
 });
+
+describe('examples/koa-host: the service under its issuer’s path (/idp)', () => {
+  let pathServer: http.Server;
+  let pathIdentity: IdentityService;
+  let origin: string;
+  let pathIssuer: string;
+
+  beforeAll(async () => {
+    pathServer = http.createServer();
+    await new Promise<void>((resolve) => pathServer.listen(0, '127.0.0.1', resolve));
+    origin = `http://127.0.0.1:${(pathServer.address() as AddressInfo).port}`;
+    pathIssuer = `${origin}/idp`;
+    pathIdentity = await createIdentityService({
+      config: loadConfig({ ISSUER: pathIssuer, LOG_LEVEL: 'silent' }),
+      database,
+      secrets: testSecrets(),
+    });
+    pathServer.on('request', createHostApp(pathIdentity).callback());
+  });
+
+  afterAll(async () => {
+    pathServer?.closeAllConnections();
+    await new Promise<void>((resolve) => pathServer?.close(() => resolve()));
+    await pathIdentity?.close();
+  });
+
+  it('answers under /idp only; the host keeps every other path, the service’s included', async () => {
+    expect(await (await fetch(`${origin}/`)).text()).toBe('the host app');
+    expect(await (await fetch(`${origin}/api/v2/other`)).json()).toEqual({ from: 'host' });
+    for (const path of ['/.well-known/openid-configuration', '/healthz', '/api/v2/identity/nope']) {
+      const answer = await fetch(`${origin}${path}`);
+      expect(answer.status, path).toBe(404);
+      expect(await answer.json(), path).toEqual({ error: 'host_not_found' });
+    }
+    expect(await (await fetch(`${pathIssuer}/healthz`)).json()).toEqual({ status: 'ok' });
+    expect((await fetch(`${pathIssuer}/assets/pages.css`)).status).toBe(200);
+    // Under the path, what the service doesn't own is still the host's.
+    expect(await (await fetch(`${pathIssuer}/somewhere`)).json()).toEqual({ error: 'host_not_found' });
+  });
+
+  it('serves a client_credentials flow found through discovery under the path', async () => {
+    const { client, clientSecret } = await createServiceClient(pathIdentity.db, [
+      'service:crm.aggregates.read',
+    ]);
+    const config = await discover(pathIssuer, client.clientId, clientSecret);
+    expect(config.serverMetadata().token_endpoint).toBe(`${pathIssuer}/oauth/token`);
+    const tokens = await oidc.clientCredentialsGrant(config, { scope: 'service:crm.aggregates.read' });
+    expect(tokens.scope).toBe('service:crm.aggregates.read');
+  });
+});

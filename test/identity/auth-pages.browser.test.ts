@@ -1,4 +1,6 @@
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -131,18 +133,26 @@ describe('/:lang/auth in a real browser', { timeout: 120_000 }, () => {
       await page.getByLabel('Password', { exact: true }).fill(password);
       await submit(page, 'Continue');
 
+      // Onboarding (onboarding.browser.test.ts has the rest): the name, then the optional steps skipped.
+      await page.getByRole('heading', { name: 'What is your name?' }).waitFor();
+      await page.getByLabel('First name').fill('Grace');
+      await page.getByLabel('Last name').fill('Hopper');
+      await submit(page, 'Continue');
+      await submit(page, 'Skip');
+      await submit(page, 'Skip');
+
       await page.getByRole('heading', { name: 'Demo app wants to access your account' }).waitFor();
       await expectAccessible(page, 'consent-en');
       await submit(page, 'Allow');
       const tokens = await redeem(config, request, page);
-      expect(tokens.claims()!.email).toBe(email);
+      expect(tokens.claims()).toMatchObject({ email, name: 'Grace Hopper' });
 
       // A later sign-in on this device: the provider session is gone, the saved account is listed.
       await context.clearCookies({ name: '_session' });
       await context.clearCookies({ name: '_session.sig' });
       const again = await client();
       await page.goto(again.request.url.toString());
-      const saved = page.getByRole('link', { name: `Continue as ${email}` });
+      const saved = page.getByRole('link', { name: `Continue as Grace Hopper ${email}` });
       await saved.waitFor();
       await expectAccessible(page, 'saved-accounts-en');
       await saved.click();
@@ -231,6 +241,40 @@ describe('/:lang/auth in a real browser', { timeout: 120_000 }, () => {
     });
   });
 
+  it('the back button after a finished sign-in returns to the application, not to an expired page', async () => {
+    // A real application server: a history navigation is not intercepted by the browser context's routes.
+    const application = http.createServer((_request, response) => {
+      response.setHeader('content-type', 'text/html');
+      response.end('<!doctype html><html lang="en"><title>app</title><h1>the application</h1></html>');
+    });
+    await new Promise<void>((resolve) => application.listen(0, '127.0.0.1', resolve));
+    const home = `http://127.0.0.1:${(application.address() as AddressInfo).port}/`;
+    try {
+      const user = await createTestUser(service.service.db);
+      const { client: registered } = await createTestClient(service.service.db, {
+        name: 'Demo app',
+        redirectUris: [`${home}callback`],
+      });
+      const config = await discover(service.issuer, registered.clientId);
+      const request = await buildAuthorizationRequest(config, { redirect_uri: `${home}callback` });
+      await withContext(async (_context, page) => {
+        await page.goto(request.url.toString());
+        await page.getByLabel('Email or phone').fill(user.email!);
+        await submit(page, 'Continue');
+        await page.getByLabel('Password', { exact: true }).fill(user.password);
+        await submit(page, 'Sign in');
+        await submit(page, 'Allow');
+        await page.waitForURL(`${home}callback?**`);
+
+        await page.goBack();
+        await page.waitForURL(home);
+        await page.getByRole('heading', { name: 'the application' }).waitFor();
+      });
+    } finally {
+      application.close();
+    }
+  });
+
   it('deny on consent sends the person back with access_denied', async () => {
     const user = await createTestUser(service.service.db);
     await withContext(async (_context, page) => {
@@ -246,10 +290,24 @@ describe('/:lang/auth in a real browser', { timeout: 120_000 }, () => {
     });
   });
 
-  it('signs out without JavaScript: the no-script button finishes the logout', async () => {
+  it('signs out without JavaScript: the no-script button finishes the logout, the identity session too', async () => {
     const user = await createTestUser(service.service.db);
     await withContext(
-      async (_context, page) => {
+      async (context, page) => {
+        // Signed in to the service itself first: a main-auth session and its refresh cookie.
+        await page.goto(service.url('/en/auth'));
+        await page.getByLabel('Email or phone').fill(user.email!);
+        await submit(page, 'Continue');
+        await page.getByLabel('Password', { exact: true }).fill(user.password);
+        await submit(page, 'Sign in');
+        await page.getByRole('heading', { name: 'You are signed in' }).waitFor();
+        const liveSessions = () =>
+          service.service.db('sessions').where({ user_id: user.id, is_revoked: false }).count('* as n');
+        expect(Number((await liveSessions())[0]!.n)).toBe(1);
+        const refreshCookie = async () =>
+          (await context.cookies()).filter((cookie) => cookie.name === 'service_id_refresh_token');
+        expect(await refreshCookie()).not.toHaveLength(0);
+
         const { config, request } = await client();
         await page.goto(request.url.toString());
         await page.getByLabel('Email or phone').fill(user.email!);
@@ -273,6 +331,9 @@ describe('/:lang/auth in a real browser', { timeout: 120_000 }, () => {
         const again = await client();
         await page.goto(again.request.url.toString());
         await page.getByLabel('Email or phone').waitFor();
+        // And the identity session of this browser with it.
+        expect(Number((await liveSessions())[0]!.n)).toBe(0);
+        expect(await refreshCookie()).toHaveLength(0);
       },
       { javaScriptEnabled: false },
     );

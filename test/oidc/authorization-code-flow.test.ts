@@ -75,6 +75,7 @@ describe('authorization code flow with PKCE, through discovery', () => {
     const userinfo = await oidc.fetchUserInfo(config, tokens.access_token, user.id);
     expect(userinfo).toEqual({
       sub: user.id,
+      name: 'Ada Lovelace',
       given_name: 'Ada',
       family_name: 'Lovelace',
       email: user.email,

@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrationsTable } from '../../src/db/migrate.js';
 import { createLogger } from '../../src/logger.js';
 import { checkReadiness } from '../../src/operations/health-routes.js';
 import { createServiceClient, createTestUser } from '../support/fixtures.js';
@@ -56,8 +57,8 @@ describe('health and readiness', () => {
 
   it('/readyz answers 503 naming a migration the database lacks', async () => {
     const { db } = service.service;
-    const last = await db('knex_migrations').orderBy('id', 'desc').first();
-    await db('knex_migrations').where({ id: last.id }).delete();
+    const last = await db(migrationsTable).orderBy('id', 'desc').first();
+    await db(migrationsTable).where({ id: last.id }).delete();
     try {
       const answer = await fetch(service.url('/readyz'));
       expect(answer.status).toBe(503);
@@ -66,7 +67,7 @@ describe('health and readiness', () => {
       expect(body.checks.migrations).toBe(`pending: ${last.name}`);
       expect(body.checks.database).toBe('ok');
     } finally {
-      await db('knex_migrations').insert(last);
+      await db(migrationsTable).insert(last);
     }
     expect((await fetch(service.url('/readyz'))).status).toBe(200);
   });

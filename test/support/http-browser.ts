@@ -45,6 +45,11 @@ export class HttpBrowser {
     return this.#cookies.map((cookie) => cookie.name);
   }
 
+  /** The cookies the browser holds, with the path each was set for. */
+  cookiePaths(): { name: string; path: string }[] {
+    return this.#cookies.map(({ name, path }) => ({ name, path }));
+  }
+
   #store(url: URL, headers: Headers) {
     for (const line of headers.getSetCookie()) {
       const [pair, ...attributes] = line.split(';').map((part) => part.trim());

@@ -55,6 +55,8 @@ export interface TestServiceOptions {
   oauthProviders?: OAuthProviderConfig[];
   /** Instead of the defaults of src/defaults.ts (passwordHashing: testPasswordHashing unless given). */
   settings?: SettingsOverrides;
+  /** The issuer's path (e.g. '/idp'): the service answers under it. */
+  issuerPath?: string;
 }
 
 /** The service on a real HTTP port of 127.0.0.1, with its own database (a copy of the migrated one). */
@@ -68,7 +70,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   const server = http.createServer((request, response) => handler(request, response));
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  const issuer = `http://127.0.0.1:${port}`;
+  const issuer = `http://127.0.0.1:${port}${options.issuerPath ?? ''}`;
   const config: Config = loadConfig({
     NODE_ENV: 'test',
     ISSUER: issuer,

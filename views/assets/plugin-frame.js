@@ -11,9 +11,14 @@
   var payload = section.querySelector('input[data-frame-payload]');
   var form = script.closest('form');
   var sent = false;
-  frame.addEventListener('load', function () {
+  function init() {
     frame.contentWindow.postMessage({ type: 'idp-step:init', stepId: stepId }, origin);
-  });
+  }
+  // The frame may finish loading while this script is still being fetched, before a load listener
+  // exists: greet it now too. A greeting that reaches the frame's initial about:blank is dropped by
+  // the browser (origin mismatch), and the load event then greets the real page.
+  frame.addEventListener('load', init);
+  init();
   window.addEventListener('message', function (event) {
     if (sent || event.origin !== origin || event.source !== frame.contentWindow) return;
     var message = event.data;

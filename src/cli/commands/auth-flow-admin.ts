@@ -16,16 +16,20 @@ function flowOf(values: OptionValues): FlowKind {
   return parsed.data;
 }
 
-/** `--step id[:optional][@group]`: the funnel in the order given; a step is mandatory unless `:optional`. */
-const stepPattern = /^([A-Za-z0-9._-]{1,100})(?::(mandatory|optional))?(?:@([A-Za-z0-9._-]{1,100}))?$/;
+/**
+ * `--step id[=provider][:optional][@group]`: the funnel in the order given; a step is mandatory unless
+ * `:optional`. `oauth=<provider id>` is the third-party provider step (its `settings.provider`).
+ */
+const stepPattern =
+  /^([A-Za-z0-9._-]{1,100})(?:=([a-z0-9_-]{1,100}))?(?::(mandatory|optional))?(?:@([A-Za-z0-9._-]{1,100}))?$/;
 
 export function parseFunnelSteps(flow: FlowKind, specs: string[]): FunnelStep[] {
   if (specs.length === 0) throw new UsageError('give the funnel as --step id[:optional][@group]...');
   const seen = new Set<string>();
   return specs.map((spec, index) => {
     const match = stepPattern.exec(spec);
-    if (!match) throw new UsageError(`--step ${spec}: expected id[:optional][@group]`);
-    const [, stepId, necessity, group] = match;
+    if (!match) throw new UsageError(`--step ${spec}: expected id[=provider][:optional][@group]`);
+    const [, stepId, provider, necessity, group] = match;
     if (!builtInStepIds[flow].includes(stepId!)) {
       throw new UsageError(
         `--step ${stepId}: not a step of the ${flow} flow (${builtInStepIds[flow].join(', ')}; plugin steps: through the admin API)`,
@@ -33,11 +37,19 @@ export function parseFunnelSteps(flow: FlowKind, specs: string[]): FunnelStep[] 
     }
     if (seen.has(stepId!)) throw new UsageError(`--step ${stepId}: appears twice`);
     seen.add(stepId!);
+    if ((stepId === 'oauth') !== (provider !== undefined)) {
+      throw new UsageError(
+        stepId === 'oauth'
+          ? '--step oauth=<provider id>: the oauth step names its provider'
+          : `--step ${spec}: only the oauth step takes =<provider id>`,
+      );
+    }
     return {
       stepId: stepId!,
       mandatory: necessity !== 'optional',
       order: index + 1,
       ...(group ? { group } : {}),
+      ...(provider ? { settings: { provider } } : {}),
     };
   });
 }
@@ -56,7 +68,7 @@ export const funnelsGetCommand: CliCommand = {
 
 export const funnelsSetCommand: CliCommand = {
   name: 'funnels:set',
-  usage: 'funnels:set --flow login|registration --step id[:optional][@group]...',
+  usage: 'funnels:set --flow login|registration --step id[=provider][:optional][@group]...',
   summary: 'Replace a funnel with the steps given, in order; applies to flows started after',
   options: { flow: { type: 'string' }, step: { type: 'string', multiple: true } },
   needsDatabase: true,

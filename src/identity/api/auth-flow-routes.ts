@@ -106,6 +106,7 @@ const funnelStep = z.object({
   mandatory: z.boolean(),
   order: z.number().int(),
   group: z.string().optional(),
+  settings: z.record(z.string(), z.unknown()).optional(),
 });
 const flowConfig = z
   .object({

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Clock } from '../../clock.js';
 import { requestInfo } from '../../http/request-info.js';
+import { returnToSchema, type Federation } from '../federation/federation-routes.js';
 import type { LinkedProviders } from '../federation/linked-providers.js';
 import { activeSessionOf } from '../sessions/require-active-session.js';
 import type { IdentityRoutes } from './identity-api.js';
@@ -8,7 +9,16 @@ import type { IdentityRoutes } from './identity-api.js';
 export interface LinkedProviderRouteDependencies {
   clock: Clock;
   linkedProviders: LinkedProviders;
+  /** Starts a provider sign-in that links the provider account to the signed-in user. */
+  federation: Pick<Federation, 'beginLink'>;
 }
+
+const linkRequest = z
+  .object({
+    provider: z.string().min(1).max(100).describe('The id of a configured provider'),
+    returnTo: returnToSchema.unwrap().describe('A path of this service the browser returns to once linked'),
+  })
+  .meta({ id: 'LinkProviderRequest' });
 
 const linkedProvider = z
   .object({
@@ -54,6 +64,40 @@ export function linkedProviderRoutes(deps: LinkedProviderRouteDependencies): Ide
           })),
           available,
         } satisfies z.infer<typeof linkedProviderList>;
+      },
+    );
+
+    api.add(
+      {
+        method: 'post',
+        path: '/security/linked-providers',
+        summary: 'Link a third-party identity provider: answers where to send the browser',
+        tags: ['Security'],
+        security: 'bearer',
+        reauthentication: true,
+        body: linkRequest,
+        responses: {
+          200: {
+            description:
+              'Where to send the browser (top-level). The response set the federation_attempt cookie (this ' +
+              'browser only); after the provider the browser returns to returnTo with the provider linked, or ' +
+              'to a page saying why not (subject_linked_elsewhere: linked to another account)',
+            schema: z.object({ authorizationUrl: z.url() }).meta({ id: 'LinkProviderStart' }),
+          },
+          400: { description: 'Bad input (returnTo must be a path of this service)' },
+          401: {
+            description:
+              'No valid main-auth access token, its session has ended, or reauthentication_required',
+          },
+          404: { description: 'No such provider configured (unknown_provider)' },
+          502: { description: 'The provider cannot be reached' },
+        },
+      },
+      async (ctx, body) => {
+        const userId = activeSessionOf(ctx).userId;
+        const url = await deps.federation.beginLink(ctx, body.provider, userId, body.returnTo);
+        ctx.set('Cache-Control', 'no-store');
+        ctx.body = { authorizationUrl: url.href };
       },
     );
 

@@ -6,7 +6,17 @@ import type { FlowKind } from './flow-session.js';
  * without the service, so it can't know a plugin's steps — those are set through the admin API.
  */
 export const builtInStepIds: Record<FlowKind, readonly string[]> = {
-  login: ['phone-email', 'password', 'otp-code', 'consent', 'totp', 'mfa-setup', 'account-selection', 'qr'],
+  login: [
+    'phone-email',
+    'password',
+    'otp-code',
+    'consent',
+    'totp',
+    'mfa-setup',
+    'account-selection',
+    'qr',
+    'oauth',
+  ],
   registration: ['phone-email', 'password', 'otp-code', 'consent', 'totp', 'profile'],
 };
 

@@ -118,7 +118,10 @@ export class AuthFlowEngine {
       throw new Error(`the ${flow} funnel names unregistered steps: ${unknown.join(', ')}`);
     const plan: FlowPlan = {
       steps: Object.fromEntries(
-        funnel.map((step) => [step.stepId, { mandatory: step.mandatory, group: step.group }]),
+        funnel.map((step) => [
+          step.stepId,
+          { mandatory: step.mandatory, group: step.group, settings: step.settings },
+        ]),
       ),
     };
     const pendingSteps = funnel.map((step) => step.stepId);
@@ -274,7 +277,10 @@ export class AuthFlowEngine {
     });
     const steps = Object.fromEntries([
       ...Object.entries(flags),
-      ...personalized.steps.map((step) => [step.stepId, { mandatory: step.mandatory, group: step.group }]),
+      ...personalized.steps.map((step) => [
+        step.stepId,
+        { mandatory: step.mandatory, group: step.group, settings: flags[step.stepId]?.settings },
+      ]),
       [setupStepId, { mandatory: true }],
     ]);
     state.pendingSteps = [

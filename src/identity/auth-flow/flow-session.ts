@@ -22,7 +22,10 @@ export interface FlowContext {
  * applies to flows started after it), and whether the funnel was already made the identified user's own.
  */
 export interface FlowPlan {
-  steps?: Record<string, { mandatory: boolean; group?: string | undefined }>;
+  steps?: Record<
+    string,
+    { mandatory: boolean; group?: string | undefined; settings?: Record<string, unknown> | undefined }
+  >;
   personalizedFor?: string;
 }
 

@@ -10,13 +10,22 @@ export interface FunnelStep {
   order: number;
   /** Steps sharing a group are shown on one screen with one Continue button. */
   group?: string | undefined;
+  /** The step's own configuration in this funnel (the `oauth` step: `{ provider }`). */
+  settings?: StepSettings | undefined;
 }
+
+/** A step's configuration in a funnel: flat names and plain values (checked by the step, `checkSettings`). */
+export type StepSettings = Record<string, string | number | boolean>;
+export const stepSettingsSchema = z
+  .record(z.string().min(1).max(100), z.union([z.string().max(500), z.number(), z.boolean()]))
+  .refine((settings) => Object.keys(settings).length <= 20, 'at most 20 settings');
 
 export const funnelStepSchema = z.object({
   stepId: z.string().min(1).max(100),
   mandatory: z.boolean(),
   order: z.number().int(),
   group: z.string().min(1).max(100).optional(),
+  settings: stepSettingsSchema.optional().describe('The step’s configuration (oauth: { provider })'),
 });
 
 interface FunnelStepRow {
@@ -24,6 +33,7 @@ interface FunnelStepRow {
   mandatory: boolean;
   position: number;
   screen_group: string | null;
+  settings: StepSettings | null;
 }
 
 /** The configured funnel of a flow (table auth_flow_steps), in order. */
@@ -31,12 +41,13 @@ export async function loadFunnel(db: Queryable, flow: FlowKind): Promise<FunnelS
   const rows: FunnelStepRow[] = await db('auth_flow_steps')
     .where({ flow })
     .orderBy([{ column: 'position' }, { column: 'step_id' }])
-    .select('step_id', 'mandatory', 'position', 'screen_group');
+    .select('step_id', 'mandatory', 'position', 'screen_group', 'settings');
   return rows.map((row) => ({
     stepId: row.step_id,
     mandatory: row.mandatory,
     order: row.position,
     ...(row.screen_group ? { group: row.screen_group } : {}),
+    ...(row.settings ? { settings: row.settings } : {}),
   }));
 }
 
@@ -62,6 +73,7 @@ export async function replaceFunnel(
       mandatory: step.mandatory,
       position: step.order,
       screen_group: step.group ?? null,
+      settings: step.settings ? (JSON.stringify(step.settings) as never) : null,
       created_at: now,
       updated_at: now,
     })),

@@ -65,4 +65,14 @@ export interface AuthFlowStep<Input = unknown> {
    * setup). Its tempData is kept; throwing refuses the step that led here.
    */
   prepare?(context: StepContext): Promise<StepResult | void>;
+  /**
+   * Checks the step's configuration in a funnel (`settings` of auth_flow_steps) when an administrator
+   * sets the funnel: answers what is wrong, or nothing. Absent: the step takes no settings.
+   */
+  checkSettings?(settings: Record<string, unknown> | undefined): string | undefined;
+}
+
+/** This step's configuration in the funnel the flow started with. */
+export function stepSettingsOf(context: StepContext, stepId: string): Record<string, unknown> {
+  return context.session.plan.steps?.[stepId]?.settings ?? {};
 }

@@ -22,14 +22,28 @@ export async function findLinkedProvider(db: Queryable, providerId: string, subj
   return row ? userAuthMethodFromRow(row) : undefined;
 }
 
+/** How the sign-in continues after the provider answered. */
+export interface FederatedSignInOptions {
+  /**
+   * The provider is a step of a login funnel (`oauth`): the rest of the funnel, with its second factor,
+   * still runs after it, so an account with an authenticator app may go on.
+   */
+  funnelContinues?: boolean;
+}
+
 /**
  * The account may be signed in to through a provider: active, and not protected by an authenticator
  * app. The provider proves only who the person is there; the buttons don't run the rest of the login
- * funnel, so an account with TOTP signs in the usual way (its password and code) instead.
+ * funnel, so an account with TOTP signs in the usual way (its password and code), or through a funnel
+ * whose `oauth` step is followed by the rest of the funnel.
  */
-async function assertUsable(trx: Knex.Transaction, user: User): Promise<User> {
+async function assertUsable(
+  trx: Knex.Transaction,
+  user: User,
+  options: FederatedSignInOptions,
+): Promise<User> {
   if (user.status !== 'active') throw new FederationError('account_disabled');
-  if ((await loadUserMethodStates(trx, user.id)).isActive('totp')) {
+  if (!options.funnelContinues && (await loadUserMethodStates(trx, user.id)).isActive('totp')) {
     throw new FederationError('second_factor_required');
   }
   return user;
@@ -52,10 +66,11 @@ export async function resolveFederatedSignIn(
   identity: UpstreamIdentity,
   request: RequestInfo,
   now: Date,
+  options: FederatedSignInOptions = {},
 ): Promise<FederatedSignIn> {
   const linked = await findLinkedProvider(trx, providerId, identity.subject);
   if (linked) {
-    const user = await assertUsable(trx, (await findUserById(trx, linked.userId))!);
+    const user = await assertUsable(trx, (await findUserById(trx, linked.userId))!, options);
     await trx('user_auth_methods').where({ id: linked.id }).update({ last_used_at: now });
     return { kind: 'signed_in', user, outcome: 'existing' };
   }
@@ -70,7 +85,7 @@ export async function resolveFederatedSignIn(
     (byEmail && identity.emailVerified ? byEmail : undefined) ??
     (byPhone && identity.phoneVerified ? byPhone : undefined);
   if (vouched) {
-    await assertUsable(trx, vouched);
+    await assertUsable(trx, vouched, options);
     await linkProvider(trx, vouched.id, providerId, identity.subject, request, now);
     return { kind: 'signed_in', user: vouched, outcome: 'linked' };
   }

@@ -23,7 +23,13 @@ const attemptSchema = z.object({
   codeVerifier: z.string(),
   /** Signs in for this OIDC interaction; absent: starts a main-auth session and returns to `returnTo`. */
   interactionUid: z.string().optional(),
+  /** Absent (and no interaction): the "signed in" page answers, in `lang`. */
   returnTo: z.string().optional(),
+  lang: z.string().max(20).optional(),
+  /** Links the provider account to this signed-in user (security settings) instead of signing in. */
+  linkUserId: z.string().optional(),
+  /** The funnel's `oauth` step this sign-in answers (the token its flow holds). */
+  stepToken: z.string().optional(),
   expiresAt: z.number(),
 });
 export type FederationAttempt = z.infer<typeof attemptSchema>;

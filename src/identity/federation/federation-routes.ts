@@ -3,6 +3,7 @@ import { bodyParser } from '@koa/bodyparser';
 import type { Context } from 'koa';
 import type { Provider } from 'oidc-provider';
 import { z } from 'zod';
+import type { Brand } from '../../brand.js';
 import type { Clock } from '../../clock.js';
 import { constantTimeEqual } from '../../crypto/digest.js';
 import type { Database } from '../../db/database.js';
@@ -24,6 +25,7 @@ import { setRefreshCookie } from '../sessions/refresh-cookie.js';
 import { linkProvider, resolveFederatedSignIn } from './federated-accounts.js';
 import { federationCookies, attemptLifetimeMs, pendingLinkLifetimeMs } from './federation-cookies.js';
 import { FederationError } from './federation-error.js';
+import { recordStepResult } from './federation-step-results.js';
 import type { OAuthProvider } from './oauth-provider-config.js';
 import type { OAuthProviderRegistry } from './oauth-provider-registry.js';
 import { UpstreamClient } from './upstream-client.js';
@@ -42,6 +44,8 @@ export interface FederationDependencies {
   /** Main-auth sessions: a sign-in started outside an OIDC interaction (the /:lang/auth page) ends in one. */
   signing: MainAuthSigning;
   apiPrefix: string;
+  /** The pages' brand (the "signed in" page of a sign-in with no place to return to). */
+  brand: Brand;
 }
 
 /** The OIDC `amr` value of a sign-in through a third-party provider (RFC 8176: federated). */
@@ -55,11 +59,17 @@ const linkPathOf = (uid: string) => `/interaction/${uid}/oauth-link`;
 const linkDecision = z.object({ decision: z.enum(['link', 'cancel']) });
 
 /** Where a sign-in outside an interaction returns: a path of this service (never another site). */
-const returnToSchema = z
+export const returnToSchema = z
   .string()
   .max(2000)
   .regex(/^\/(?![/\\])[^\s]*$/, 'must be a path of this service')
-  .default('/');
+  .optional();
+
+/** The token of a funnel's `oauth` step (randomSecret: base64url). */
+const stepTokenSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{20,100}$/)
+  .optional();
 
 type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
 
@@ -134,12 +144,17 @@ export class Federation {
       if (!returnTo.success) {
         throw new ApiError(400, 'invalid_return_to', 'return_to must be a path of this service.');
       }
+      const stepToken = stepTokenSchema.safeParse(ctx.query.step);
+      if (!stepToken.success)
+        throw new ApiError(400, 'invalid_step', 'step is not a token of an oauth step.');
       try {
         const { url, checks } = await client.authorizationRequest();
         federationCookies.setAttempt(ctx, {
           provider: client.provider.id,
           ...checks,
-          returnTo: returnTo.data,
+          ...(returnTo.data ? { returnTo: returnTo.data } : {}),
+          lang: language,
+          ...(stepToken.data ? { stepToken: stepToken.data } : {}),
           expiresAt: this.deps.clock.now().getTime() + attemptLifetimeMs,
         });
         ctx.status = 303;
@@ -154,7 +169,7 @@ export class Federation {
       const attempt = federationCookies.readAttempt(ctx, now);
       federationCookies.clearAttempt(ctx);
       const client = this.#clients.get(ctx.params.provider!);
-      const language = this.language(ctx);
+      const language = attempt?.lang ?? this.language(ctx);
       if (!client) return this.#fail(ctx, new FederationError('unknown_provider'), { language });
       const context = { uid: attempt?.interactionUid, language, provider: client.provider };
       if (!attempt || attempt.provider !== client.provider.id) {
@@ -170,14 +185,25 @@ export class Federation {
         const identity = await client.identify(currentUrl, attempt);
         const request = requestInfo(ctx);
         const interactionUid = attempt.interactionUid;
-        if (interactionUid === undefined)
-          return await this.#signInToSession(
+        if (attempt.linkUserId !== undefined)
+          return await this.#linkToUser(
             ctx,
             client.provider,
             identity,
+            attempt.linkUserId,
+            attempt.returnTo ?? '/',
+          );
+        if (attempt.stepToken !== undefined)
+          return await this.#signInForStep(
+            ctx,
+            client.provider,
+            identity,
+            attempt.stepToken,
             attempt.returnTo ?? '/',
             context,
           );
+        if (interactionUid === undefined)
+          return await this.#signInToSession(ctx, client.provider, identity, attempt.returnTo, context);
         const signedIn = await this.deps.db.transaction(async (trx) => {
           const outcome = await resolveFederatedSignIn(trx, client.provider.id, identity, request, now);
           if (outcome.kind !== 'signed_in') return outcome;
@@ -295,7 +321,7 @@ export class Federation {
     ctx: Context,
     provider: OAuthProvider,
     identity: UpstreamIdentity,
-    returnTo: string,
+    returnTo: string | undefined,
     context: { uid?: string | undefined; language: string; provider: OAuthProvider },
   ): Promise<void> {
     const { db, clock, signing, apiPrefix } = this.deps;
@@ -320,21 +346,111 @@ export class Federation {
     if (tokens.newDeviceSecret) setDeviceCookie(ctx, tokens.newDeviceSecret);
     if (tokens.newDeviceFor && result.outcome !== 'created')
       this.#announceNewDevice(tokens.newDeviceFor, ctx, now);
+    if (returnTo === undefined) {
+      const { user } = result;
+      return renderPage(ctx, 'signed-in', {
+        lang: context.language,
+        brand: this.deps.brand,
+        name: [user.givenName, user.familyName].filter(Boolean).join(' ') || user.email || user.phone || '',
+        switchTarget: `/${context.language}/auth`,
+      });
+    }
+    ctx.status = 303;
+    ctx.redirect(publicPath(ctx, returnTo));
+  }
+
+  /**
+   * Linking a provider from the security settings (`POST /security/linked-providers`): the attempt of a
+   * signed-in user, bound to this browser by the attempt cookie the request set. Answers the address to
+   * send the browser to. The account rules don't run: the provider account is attached to this user, or
+   * refused when linked to another account (`subject_linked_elsewhere`).
+   */
+  async beginLink(ctx: Context, providerId: string, userId: string, returnTo: string): Promise<URL> {
+    const client = this.#clients.get(providerId);
+    if (!client) throw new ApiError(404, 'unknown_provider', 'There is no such sign-in provider here.');
+    let request;
+    try {
+      request = await client.authorizationRequest();
+    } catch (error) {
+      if (error instanceof FederationError) {
+        throw new ApiError(502, error.reason, `${client.provider.name} cannot be reached right now.`);
+      }
+      throw error;
+    }
+    federationCookies.setAttempt(ctx, {
+      provider: client.provider.id,
+      ...request.checks,
+      returnTo,
+      lang: this.language(ctx),
+      linkUserId: userId,
+      expiresAt: this.deps.clock.now().getTime() + attemptLifetimeMs,
+    });
+    return request.url;
+  }
+
+  async #linkToUser(
+    ctx: Context,
+    provider: OAuthProvider,
+    identity: UpstreamIdentity,
+    userId: string,
+    returnTo: string,
+  ): Promise<void> {
+    const { db, clock } = this.deps;
+    const now = clock.now();
+    await db.transaction(async (trx) => {
+      // The user's row is the lock every change of sign-in methods takes (unlink checks "the last one").
+      const user: { status: string } | undefined = await trx('users')
+        .where({ id: userId })
+        .forUpdate()
+        .first('status');
+      if (user?.status !== 'active') throw new FederationError('account_disabled');
+      await linkProvider(trx, userId, provider.id, identity.subject, requestInfo(ctx), now);
+    });
+    this.deps.logger.info({ provider: provider.id, userId }, 'provider linked from the security settings');
+    ctx.status = 303;
+    ctx.redirect(publicPath(ctx, returnTo));
+  }
+
+  /**
+   * A sign-in for a funnel's `oauth` step: the account rules run (the rest of the funnel, with its
+   * second factor, follows, so an account with an authenticator app may go on) and the account they
+   * resolved to waits for the flow holding `stepToken`; the browser returns to `returnTo`, whose page
+   * (or client) submits the step. An unconfirmed match is not linked here: sign in to that account first.
+   */
+  async #signInForStep(
+    ctx: Context,
+    provider: OAuthProvider,
+    identity: UpstreamIdentity,
+    stepToken: string,
+    returnTo: string,
+    context: { uid?: string | undefined; language: string; provider: OAuthProvider },
+  ): Promise<void> {
+    const { db, clock } = this.deps;
+    const now = clock.now();
+    const request = requestInfo(ctx);
+    const result = await db.transaction(async (trx) => {
+      const outcome = await resolveFederatedSignIn(trx, provider.id, identity, request, now, {
+        funnelContinues: true,
+      });
+      if (outcome.kind !== 'signed_in') return outcome;
+      await this.#auditSignIn(trx, outcome.user.id, provider, request, now);
+      await recordStepResult(trx, { token: stepToken, provider: provider.id, userId: outcome.user.id }, now);
+      return outcome;
+    });
+    if (result.kind === 'confirm_link') return this.#fail(ctx, new FederationError('sign_in_first'), context);
     ctx.status = 303;
     ctx.redirect(publicPath(ctx, returnTo));
   }
 
   /** The login buttons of a page outside an interaction (the /:lang/auth page): they end in a session. */
-  sessionButtons(ctx: Context, returnTo: string, language: string) {
+  sessionButtons(ctx: Context, returnTo: string | undefined, language: string) {
     const { messages } = this.deps;
+    const query = new URLSearchParams({ ...(returnTo ? { return_to: returnTo } : {}), lang: language });
     return {
       or: messages.format(language, 'federation.or'),
       buttons: this.deps.registry.all().map((provider) => ({
         id: provider.id,
-        href: publicPath(
-          ctx,
-          `/oauth/providers/${provider.id}/start?return_to=${encodeURIComponent(returnTo)}&lang=${language}`,
-        ),
+        href: publicPath(ctx, `/oauth/providers/${provider.id}/start?${query}`),
         label: messages.format(language, 'federation.button', { provider: provider.name }),
       })),
     };

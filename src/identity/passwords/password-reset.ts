@@ -59,7 +59,7 @@ export async function requestPasswordReset(
   }
   const user = await findUserByIdentifier(deps.db, identifier);
   const known = resettable(user, identifier);
-  const link = new URL(`/${request.lang}/reset-password`, deps.issuer);
+  const link = new URL(`${deps.issuer}/${request.lang}/reset-password`);
   link.searchParams.set('identifier', identifier.value);
   const sent = await sendVerificationCode(deps, {
     identifier,

@@ -1,9 +1,10 @@
 import { stringifySetCookie } from 'cookie';
 import type { Context } from 'koa';
-import { defaults } from '../../defaults.js';
+import { publicPath } from '../../http/base-path.js';
+import { currentSettings } from '../../http/request-settings.js';
 
-/** The main-auth refresh token cookie (spec: httpOnly, secure, sameSite strict). */
-export const refreshCookieName = defaults.cookies.refreshToken;
+/** The main-auth refresh token cookie (spec: httpOnly, secure, sameSite strict); its name per service. */
+export const refreshCookieName = () => currentSettings().cookies.refreshToken;
 
 /**
  * The cookie is scoped to the only two endpoints that read it, so no other request carries it: one
@@ -35,7 +36,12 @@ export function setRefreshCookie(
   for (const path of refreshCookiePaths(apiPrefix)) {
     ctx.append(
       'Set-Cookie',
-      stringifySetCookie(refreshCookieName, value, { ...attributes, path, maxAge, expires: expiresAt }),
+      stringifySetCookie(refreshCookieName(), value, {
+        ...attributes,
+        path: publicPath(ctx, path),
+        maxAge,
+        expires: expiresAt,
+      }),
     );
   }
 }
@@ -45,11 +51,16 @@ export function clearRefreshCookie(ctx: Context, apiPrefix: string): void {
   for (const path of refreshCookiePaths(apiPrefix)) {
     ctx.append(
       'Set-Cookie',
-      stringifySetCookie(refreshCookieName, '', { ...attributes, path, maxAge: 0, expires: new Date(0) }),
+      stringifySetCookie(refreshCookieName(), '', {
+        ...attributes,
+        path: publicPath(ctx, path),
+        maxAge: 0,
+        expires: new Date(0),
+      }),
     );
   }
 }
 
 export function readRefreshCookie(ctx: Context): string | undefined {
-  return ctx.cookies.get(refreshCookieName, { signed: false }) || undefined;
+  return ctx.cookies.get(refreshCookieName(), { signed: false }) || undefined;
 }

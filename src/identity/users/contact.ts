@@ -1,8 +1,11 @@
+import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
 import { z } from 'zod';
+import { defaults } from '../../defaults.js';
 
 /**
  * Email and phone as users type them, and as we store them: email trimmed and lower-cased, phone in
- * E.164 (+ and 8-15 digits; spaces, dashes, dots and parentheses dropped).
+ * E.164 (+ and 8-15 digits; spaces, dashes, dots and parentheses dropped; a national number read as
+ * one of the default country).
  */
 export const emailSchema = z
   .string()
@@ -11,10 +14,22 @@ export const emailSchema = z
   .toLowerCase()
   .pipe(z.email({ message: 'must be an email address' }));
 
+/**
+ * A number without `+` is a national number as people type it (`8 916 123-45-67`, `(916) 123 45 67`):
+ * libphonenumber-js reads it with the trunk prefix and the rules of the default country
+ * (defaults.phoneDefaultCountry) and gives its E.164 form, or nothing when it is not a valid number
+ * there. A number with `+` is taken as written.
+ */
+function internationalForm(value: string): string {
+  if (value.startsWith('+')) return value;
+  const parsed = parsePhoneNumberFromString(value, defaults.phoneDefaultCountry as CountryCode);
+  return parsed?.isValid() ? parsed.number : value;
+}
+
 export const phoneSchema = z
   .string()
   .trim()
-  .transform((value) => value.replace(/[\s().-]/g, ''))
+  .transform((value) => internationalForm(value.replace(/[\s().-]/g, '')))
   .pipe(
     z.string().regex(/^\+[1-9]\d{7,14}$/, 'must be a phone number in international form, e.g. +14155550123'),
   );

@@ -4,7 +4,7 @@
 import http from 'node:http';
 import { parseArgs } from 'node:util';
 import { NatsJetStreamBus } from '../../../adapters/event-bus/nats-jetstream-bus.js';
-import { loadConfig } from '../../config.js';
+import { loadMainConfig } from '../../config.js';
 import { openDatabase } from '../../db/database.js';
 import { migrateToLatest } from '../../db/migrate.js';
 import type { Envelope } from '../../events/envelope.js';
@@ -63,7 +63,7 @@ const snapshotPort = number('port');
 
 /** --embedded: the identity service in this same process, its crm consumer on the embedded bus. */
 async function startEmbeddedService(snapshotUrl: string) {
-  const base = loadConfig();
+  const base = loadMainConfig();
   const database = await openDatabase({
     databaseUrl: base.databaseUrl,
     pgliteDataDir: `${base.dataDir}/pgdata`,
@@ -75,7 +75,7 @@ async function startEmbeddedService(snapshotUrl: string) {
     grantTypes: ['client_credentials'],
     scopes: ['service:crm.aggregates.read', 'service:crm.teacher_payouts.read'],
   });
-  const config = loadConfig({
+  const config = loadMainConfig({
     ...process.env,
     EVENT_BUS: 'embedded',
     CRM_BASE_URL: snapshotUrl,
@@ -101,7 +101,7 @@ async function startEmbeddedService(snapshotUrl: string) {
 
 const snapshotUrl = `http://127.0.0.1:${snapshotPort}`;
 const embedded = values.embedded ? await startEmbeddedService(snapshotUrl) : undefined;
-const config = embedded?.config ?? loadConfig();
+const config = embedded?.config ?? loadMainConfig();
 
 const snapshots = crmSnapshotServer({
   issuer: config.issuer,

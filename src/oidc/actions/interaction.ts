@@ -13,7 +13,7 @@ import { lockoutTexts, pageErrorText } from '../../http/page-error-text.js';
 import { renderPage } from '../../http/pages.js';
 import { RateLimitExceeded, type RateLimits } from '../../http/rate-limit.js';
 import { requestInfo } from '../../http/request-info.js';
-import { pageLanguage } from '../../i18n/page-language.js';
+import { pageLanguage, pageMessages } from '../../i18n/page-language.js';
 import type { AuthFlowEngine, FlowInProgress } from '../../identity/auth-flow/flow-engine.js';
 import { flowStepRateLimit } from '../../identity/auth-flow/flow-rate-limits.js';
 import type { FlowKind } from '../../identity/auth-flow/flow-session.js';
@@ -31,10 +31,12 @@ import { listSavedAccounts, removeSavedAccount } from '../../identity/sessions/s
 import type { SecurityNotifications } from '../../identity/notifications/security-notifications.js';
 import type { Federation } from '../../identity/federation/federation-routes.js';
 import { findUserById } from '../../identity/users/user.js';
+import { onboardingCookie } from '../../identity/onboarding/onboarding-cookie.js';
 import type { Logger } from '../../logger.js';
 import { allowedScopesOf } from '../client-metadata.js';
 import { allowPluginFrames } from '../../identity/plugin-steps/frame-policy.js';
 import { authPagePath } from '../auth-page-path.js';
+import { finishedSignIns } from '../finished-sign-ins.js';
 import { saveConsent } from '../models/consent.js';
 import { isOidcScope } from '../scopes.js';
 import type { Brand } from '../../brand.js';
@@ -66,6 +68,8 @@ const pageQuery = z.object({
   register: z.literal('1').optional(),
   return_to: z.string().max(2000).optional(),
   account: z.uuid().optional(),
+  /** Back from a provider of the funnel's `oauth` step: the flow to go on with. */
+  flow: z.string().min(1).max(200).optional(),
 });
 const stepForm = z
   .object({
@@ -110,6 +114,14 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
     } catch (caught) {
       const lang = pageLanguage(ctx);
       if (caught instanceof errors.SessionNotFound || caught instanceof InteractionMismatch) {
+        // The back button after a finished sign-in: back to the application, not "expired".
+        const uid =
+          ctx.query.interaction ?? (ctx.request.body as { interaction?: unknown } | undefined)?.interaction;
+        const application = finishedSignIns.destination(ctx, uid);
+        if (application) {
+          ctx.status = 303;
+          return ctx.redirect(application);
+        }
         const error = new ApiError(400, 'interaction_expired', 'This sign-in page has expired.');
         return renderPage(
           ctx,
@@ -225,10 +237,12 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
             removeAction: publicPath(ctx, `/${lang}/auth/saved-accounts/${account.id}/remove`),
           })),
           removeBack: authPagePath(lang, { interaction: page.interaction?.uid, return_to: page.returnTo }),
-          thirdPartySignIn:
-            page.interaction && !registration
+          thirdPartySignIn: registration
+            ? undefined
+            : page.interaction
               ? federation?.buttons(ctx, page.interaction.uid, lang)
-              : undefined,
+              : // The service's own sign-in: a session, then this page's return_to (or the "signed in" page).
+                federation?.sessionButtons(ctx, page.returnTo, lang),
         },
         status,
       );
@@ -254,6 +268,10 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
     // Any other step, and group screens: the fields each step describes, on one form. On a group
     // screen each field is named <stepId>[<field>] so every step gets its own input.
     const screens = await flows.describe(flow, { ...requestInfo(ctx), deviceCookie: readDeviceCookie(ctx) });
+    for (const screen of screens) {
+      if (screen.data?.oauth)
+        screen.data = { ...screen.data, oauth: oauthButton(ctx, page, flow, screen.data.oauth) };
+    }
     // Plugin steps delivered as frames: their origins may be framed by this page (and no other).
     allowPluginFrames(ctx, screens);
     return renderPage(
@@ -262,6 +280,24 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
       { ...common, step: flow.screen.join('+'), grouped: flow.screen.length > 1, screens },
       status,
     );
+  };
+
+  /**
+   * The funnel's `oauth` step: its button goes to the provider and comes back to this page with the
+   * flow (`?flow=`), which then submits the step.
+   */
+  const oauthButton = (ctx: Context, page: PageRequest, flow: FlowInProgress, data: unknown) => {
+    const oauth = data as { startUrl: string; name: string; provider: string };
+    const back = authPagePath(page.lang, {
+      interaction: page.interaction?.uid,
+      return_to: page.interaction ? undefined : page.returnTo,
+      flow: flow.session.id,
+    });
+    return {
+      ...oauth,
+      href: `${oauth.startUrl}&${new URLSearchParams({ return_to: back })}`,
+      label: pageMessages().format(page.lang, 'federation.button', { provider: oauth.name }),
+    };
   };
 
   const startFlow = (ctx: Context, kind: FlowKind, interaction: Interaction | undefined) =>
@@ -298,12 +334,25 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
     }
   };
 
-  const finish = async (ctx: Context, result: InteractionResults, merge: boolean) => {
+  const finish = async (
+    ctx: Context,
+    interaction: Interaction,
+    result: InteractionResults,
+    merge: boolean,
+  ) => {
+    finishedSignIns.remember(ctx, interaction.uid, interaction.params.redirect_uri);
     const returnTo = await provider.interactionResult(ctx.req, ctx.res, result, {
       mergeWithLastSubmission: merge,
     });
     ctx.status = 303;
     ctx.redirect(returnTo);
+  };
+
+  /** After a registration: the onboarding pages, then `returnTo` (onboarding-page.ts). */
+  const startOnboarding = (ctx: Context, lang: string, userId: string, returnTo: string | undefined) => {
+    onboardingCookie.start(ctx, { userId, returnTo }, clock.now());
+    ctx.status = 303;
+    ctx.redirect(publicPath(ctx, `/${lang}/auth/onboarding`));
   };
 
   /** A saved account chosen on the login screen: its identifier, submitted as the first step. */
@@ -326,10 +375,33 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
     if (interaction && !signInPrompts.has(interaction.prompt.name)) {
       throw new ApiError(400, 'unsupported_prompt', `Prompt ${interaction.prompt.name} is not supported.`);
     }
+    if (query.flow) return resumeAfterProvider(ctx, page, query.flow);
     const flow = await startFlow(ctx, flowKindFor(interaction, query.register === '1'), interaction);
     if (query.account) return chooseSavedAccount(ctx, page, flow, query.account);
     return renderStep(ctx, page, flow);
   });
+
+  /** Back from the provider of an `oauth` step: submit it (the callback kept what the provider said). */
+  const resumeAfterProvider = async (ctx: Context, page: PageRequest, flowId: string) => {
+    let session;
+    try {
+      session = await flows.resume(flowId, { interactionUid: page.interaction?.uid });
+    } catch (caught) {
+      const error = toApiError(caught);
+      if (error.code !== 'flow_session_invalid') throw caught;
+      return renderStep(
+        ctx,
+        page,
+        await startFlow(ctx, flowKindFor(page.interaction, false), page.interaction),
+        error,
+      );
+    }
+    const flow = flows.inProgress(session);
+    if (flow.screen.length === 1 && flow.nextStep === 'oauth') {
+      return submit(ctx, page, session.id, { oauth: {} });
+    }
+    return renderStep(ctx, page, flow);
+  };
 
   const submit = async (
     ctx: Context,
@@ -387,11 +459,17 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
         );
       }
       await rememberDevice(ctx, outcome.userId, outcome.flow === 'login');
-      return finish(
-        ctx,
-        { login: { accountId: outcome.userId, amr: outcome.authMethods, remember: true } },
-        false,
-      );
+      const login = { login: { accountId: outcome.userId, amr: outcome.authMethods, remember: true } };
+      if (outcome.flow === 'registration') {
+        // The sign-in is recorded in the interaction now; onboarding comes first, then its resume
+        // address (consent, then the client).
+        finishedSignIns.remember(ctx, interaction.uid, interaction.params.redirect_uri);
+        const resume = await provider.interactionResult(ctx.req, ctx.res, login, {
+          mergeWithLastSubmission: false,
+        });
+        return startOnboarding(ctx, page.lang, outcome.userId, resume);
+      }
+      return finish(ctx, interaction, login, false);
     }
     const signedIn = outcome.completion!;
     setRefreshCookie(
@@ -410,6 +488,8 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
         at: clock.now(),
       });
     }
+    if (outcome.flow === 'registration')
+      return startOnboarding(ctx, page.lang, outcome.userId, page.returnTo);
     if (page.returnTo) {
       ctx.status = 303;
       return ctx.redirect(publicPath(ctx, page.returnTo));
@@ -475,7 +555,12 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
     if (interaction.prompt.name !== 'consent')
       throw new ApiError(409, 'step_out_of_order', 'Nothing to consent to.');
     if (form.decision === 'deny') {
-      return finish(ctx, { error: 'access_denied', error_description: 'the user denied access' }, true);
+      return finish(
+        ctx,
+        interaction,
+        { error: 'access_denied', error_description: 'the user denied access' },
+        true,
+      );
     }
     const accountId = interaction.session!.accountId;
     const clientId = String(interaction.params.client_id);
@@ -492,7 +577,7 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
     }
     const grantId = await grant.save();
     await saveConsent(db, accountId, clientId, scopes, clock.now());
-    await finish(ctx, { consent: { grantId } }, true);
+    await finish(ctx, interaction, { consent: { grantId } }, true);
   });
 
   /** The address of the first version of these pages: on to /:lang/auth. */

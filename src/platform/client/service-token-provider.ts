@@ -32,7 +32,9 @@ export function serviceTokenProvider(options: ServiceTokenProviderOptions): () =
 
   const obtain = async (): Promise<string> => {
     tokenEndpoint ??= discoverySchema.parse(
-      await (await doFetch(new URL('/.well-known/openid-configuration', options.issuer))).json(),
+      await (
+        await doFetch(new URL(`${options.issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`))
+      ).json(),
     ).token_endpoint;
     const response = await doFetch(tokenEndpoint, {
       method: 'POST',

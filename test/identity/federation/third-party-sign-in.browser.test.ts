@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { accessibilityViolations } from '../../support/accessibility.js';
 import { launchChromium } from '../../support/browser.js';
 import { callbackUri, createTestClient, createTestUser, uniqueEmail } from '../../support/fixtures.js';
 import { buildAuthorizationRequest, discover, oidc } from '../../support/relying-party.js';
@@ -108,5 +109,44 @@ describe('third-party sign-in in a real browser', () => {
       .toContain('Вы отказались передавать данные аккаунта Upstream ID');
     await page.click('[data-testid=sign-in-again]');
     await page.waitForSelector('#identifier');
+  });
+
+  it('on /ru/auth without a client: the Russian button, the provider, signed in to a session', async () => {
+    const account = upstream.addAccount({ sub: subject(), email: uniqueEmail('ru'), email_verified: true });
+    const context = await browser.newContext({ locale: 'ru-RU' });
+    const page = await context.newPage();
+    await page.goto(`${service.issuer}/ru/auth`);
+    const button = page.locator('[data-provider=upstream]');
+    expect(await button.textContent()).toBe('Войти через Upstream ID');
+    expect(await accessibilityViolations(page)).toBe('');
+    upstream.script({ account: account.sub });
+    await button.click();
+    await page.waitForSelector('[data-testid=signed-in]');
+    expect(page.url()).toContain('/oauth/providers/upstream/callback');
+    expect(await page.textContent('[data-testid=signed-in]')).toBe('Вы вошли');
+    expect(await accessibilityViolations(page)).toBe('');
+    // The session is real: its refresh cookie gives an access token for the account.
+    const refreshed = await page.evaluate(async () => {
+      const response = await fetch('/api/v2/identity/auth/refresh', { method: 'POST' });
+      return { status: response.status, body: (await response.json()) as { accessToken?: string } };
+    });
+    expect(refreshed.status).toBe(200);
+    expect(refreshed.body.accessToken).toEqual(expect.any(String));
+    await context.close();
+  }, 120_000);
+
+  it('on /ru/auth for an OIDC client: the Russian button, the provider, back at the client', async () => {
+    const account = upstream.addAccount({
+      sub: subject(),
+      email: uniqueEmail('ru-rp'),
+      email_verified: true,
+    });
+    const { page, request } = await loginPage('ru-RU');
+    await page.waitForURL(/\/ru\/auth\?interaction=/);
+    upstream.script({ account: account.sub });
+    await page.click('text=Войти через Upstream ID');
+    const tokens = await tokensAfterConsent(page, request);
+    const user = await service.service.db('users').where({ email: account.email }).first();
+    expect(tokens.claims()!.sub).toBe(user.id);
   });
 });

@@ -9,6 +9,7 @@ import {
   type AuthorizationRequest,
 } from '../../support/relying-party.js';
 import { startTestService, type TestService } from '../../support/test-service.js';
+import { IdentityClient } from '../support/identity-client.js';
 import {
   freePort,
   startUpstreamProvider,
@@ -21,6 +22,7 @@ let service: TestService;
 let upstream: UpstreamProvider;
 let forged: UpstreamProvider;
 let rp: oidc.Configuration;
+let identity: IdentityClient;
 
 beforeAll(async () => {
   const port = await freePort();
@@ -41,6 +43,7 @@ beforeAll(async () => {
   });
   const { client } = await createTestClient(service.service.db);
   rp = await discover(service.issuer, client.clientId);
+  identity = new IdentityClient(service);
 });
 afterAll(async () => {
   await service?.close();
@@ -391,6 +394,69 @@ describe('an OAuth-only account in the identity API', () => {
     expect(await linkedMethods(account.sub)).toEqual([]);
     const again = await api(accessToken, `/security/linked-providers/${link!.id}`, 'DELETE');
     expect(again.status).toBe(404);
+  });
+
+  /** POST /security/linked-providers from the signed-in browser, then that browser's trip through the upstream. */
+  async function linkThroughUpstream(browser: HttpBrowser, accessToken: string, sub: string) {
+    const started = await browser.request('/api/v2/identity/security/linked-providers', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ provider: 'upstream', returnTo: '/en/auth?linked=1' }),
+    });
+    expect(started.status, started.html).toBe(200);
+    const { authorizationUrl } = JSON.parse(started.html) as { authorizationUrl: string };
+    expect(authorizationUrl.startsWith(upstream.issuer)).toBe(true);
+    upstream.script({ account: sub });
+    const back = await new HttpBrowser(upstream.issuer).navigate(authorizationUrl);
+    return browser.navigate(back.url);
+  }
+
+  it('links a provider from the security settings; one linked to another account is refused', async () => {
+    const existing = await createTestUser(db());
+    const browser = new HttpBrowser(service.issuer);
+    const login = await identity.login(existing.email!, existing.password);
+    // The provider account's email is someone else's: an explicit link ignores it and takes the subject.
+    const account = newUpstreamAccount(upstream, { email: uniqueEmail('other'), email_verified: false });
+    const landed = await linkThroughUpstream(browser, login.accessToken, account.sub);
+    expect(landed.url).toBe(`${service.issuer}/en/auth?linked=1`);
+    expect(await linkedMethods(account.sub)).toMatchObject([{ user_id: existing.id }]);
+    const listed = await api(login.accessToken, '/security/linked-providers');
+    expect(listed.body.linked).toMatchObject([{ provider: 'upstream', providerName: 'Upstream ID' }]);
+
+    // Another account can't take the same provider account.
+    const other = await createTestUser(db());
+    const otherLogin = await identity.login(other.email!, other.password);
+    const refused = await linkThroughUpstream(
+      new HttpBrowser(service.issuer),
+      otherLogin.accessToken,
+      account.sub,
+    );
+    expect(refused.status).toBe(400);
+    expect(pageText(refused, 'error-code')).toBe('subject_linked_elsewhere');
+    expect(pageText(refused, 'error-description')).toContain('already linked to another account');
+    expect(await linkedMethods(account.sub)).toMatchObject([{ user_id: existing.id }]);
+    expect((await api(otherLogin.accessToken, '/security/linked-providers')).body.linked).toEqual([]);
+  });
+
+  it('linking needs a signed-in user, a configured provider and a return path of this service', async () => {
+    const existing = await createTestUser(db());
+    const login = await identity.login(existing.email!, existing.password);
+    const post = (body: unknown, token?: string) =>
+      fetch(service.url('/api/v2/identity/security/linked-providers'), {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+        },
+        body: JSON.stringify(body),
+      });
+    expect((await post({ provider: 'upstream', returnTo: '/' })).status).toBe(401);
+    const unknown = await post({ provider: 'nobody', returnTo: '/' }, login.accessToken);
+    expect(unknown.status).toBe(404);
+    expect(((await unknown.json()) as { error: string }).error).toBe('unknown_provider');
+    expect(
+      (await post({ provider: 'upstream', returnTo: 'https://evil.example/' }, login.accessToken)).status,
+    ).toBe(400);
   });
 
   it('an unconfirmed match outside an interaction asks the person to sign in first, linking nothing', async () => {

@@ -1,0 +1,87 @@
+import { z } from 'zod';
+import { randomSecret } from '../../../crypto/digest.js';
+import { ApiError } from '../../../http/api-error.js';
+import { takeStepResult } from '../../federation/federation-step-results.js';
+import type { OAuthProviderRegistry } from '../../federation/oauth-provider-registry.js';
+import { stepSettingsOf, type AuthFlowStep, type StepContext } from '../step.js';
+
+/** The OIDC `amr` value of a sign-in through a third-party provider (RFC 8176: federated). */
+const federatedAmr = 'fed';
+
+/** Where the browser starts the provider sign-in of this step (the client adds `return_to`). */
+export const oauthStepStartPath = (providerId: string, token: string) =>
+  `/oauth/providers/${encodeURIComponent(providerId)}/start?${new URLSearchParams({ step: token })}`;
+
+/**
+ * Built-in step `oauth` (login): a third-party provider as one step of the funnel, configured with the
+ * provider's id (`settings: { "provider": "google" }`). The screen gives the address that sends the
+ * browser to the provider (`data.oauth.startUrl`, plus `return_to`); the callback applies the account
+ * rules and keeps the account it resolved to for this flow's token; the client then submits this step
+ * (no input), which takes that account once and lets the rest of the funnel run (e.g. a TOTP step).
+ * Before the provider answered: 409 `oauth_pending`.
+ */
+export function createOAuthStep(deps: {
+  issuer: string;
+  providers: OAuthProviderRegistry;
+}): AuthFlowStep<Record<string, never>> {
+  const providerOf = (context: StepContext) => {
+    const id = stepSettingsOf(context, 'oauth').provider;
+    const provider = typeof id === 'string' ? deps.providers.get(id) : undefined;
+    // The funnel was checked when set (checkSettings); a provider removed from the configuration since.
+    if (!provider) throw new ApiError(400, 'flow_not_available', 'This sign-in provider is not available.');
+    return provider;
+  };
+  const tokenOf = (context: StepContext) => {
+    const token = context.session.tempData.oauthStepToken;
+    if (typeof token !== 'string')
+      throw new ApiError(409, 'oauth_pending', 'Sign in with the provider first.');
+    return token;
+  };
+  return {
+    id: 'oauth',
+    flows: ['login'],
+    // Nothing comes from the client: what the provider said reached the server through its callback.
+    input: z.strictObject({}),
+    checkSettings(settings) {
+      const id = settings?.provider;
+      if (typeof id !== 'string') return 'the oauth step needs settings.provider, a provider id';
+      if (!deps.providers.get(id)) return `no oauth_provider ${id} is configured`;
+      return undefined;
+    },
+    async prepare() {
+      return { tempData: { oauthStepToken: randomSecret(32) } };
+    },
+    async run(context) {
+      const provider = providerOf(context);
+      const userId = await takeStepResult(context.db, tokenOf(context), provider.id, context.clock.now());
+      if (!userId) {
+        throw new ApiError(409, 'oauth_pending', `Sign in with ${provider.name} first.`, {
+          provider: provider.id,
+        });
+      }
+      // A funnel that identified the person before (e.g. phone-email first) must meet the same account.
+      if (context.session.userId && context.session.userId !== userId) {
+        throw new ApiError(
+          401,
+          'oauth_account_mismatch',
+          `This ${provider.name} account is not linked to the account signing in.`,
+        );
+      }
+      return { userId, authMethod: federatedAmr };
+    },
+    screen(context) {
+      const provider = providerOf(context);
+      return {
+        title: `Sign in with ${provider.name}`,
+        fields: [],
+        data: {
+          oauth: {
+            provider: provider.id,
+            name: provider.name,
+            startUrl: `${deps.issuer}${oauthStepStartPath(provider.id, tokenOf(context))}`,
+          },
+        },
+      };
+    },
+  };
+}

@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { parseIdentifier } from '../../src/identity/users/contact.js';
+
+describe('email or phone as people type them', () => {
+  it('reads Russian national numbers (8 or 7 prefix, spaces, dashes, brackets) as E.164', () => {
+    for (const typed of [
+      '8 916 123-45-67',
+      '8 (916) 123-45-67',
+      '89161234567',
+      '7 916 123 45 67',
+      '916 123 45 67',
+    ]) {
+      expect(parseIdentifier(typed), typed).toEqual({ kind: 'phone', value: '+79161234567' });
+    }
+  });
+
+  it('takes international numbers as written, and refuses what is no number', () => {
+    expect(parseIdentifier('+1 (415) 555-0123')).toEqual({ kind: 'phone', value: '+14155550123' });
+    expect(parseIdentifier('+7 916 123-45-67')).toEqual({ kind: 'phone', value: '+79161234567' });
+    expect(parseIdentifier('8 123')).toBeUndefined();
+    expect(parseIdentifier('hello')).toBeUndefined();
+    expect(parseIdentifier(' Name@Example.COM ')).toEqual({ kind: 'email', value: 'name@example.com' });
+  });
+});

@@ -1,0 +1,235 @@
+import crypto from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { funnelProblems } from '../../../src/admin/auth-flow-routes.js';
+import { parseFunnelSteps } from '../../../src/cli/commands/auth-flow-admin.js';
+import { replaceFunnel, type FunnelStep } from '../../../src/identity/auth-flow/funnel-steps.js';
+import { createTestClient, createTestUser, uniqueEmail } from '../../support/fixtures.js';
+import { HttpBrowser, pageText, type Page } from '../../support/http-browser.js';
+import { buildAuthorizationRequest, discover, oidc } from '../../support/relying-party.js';
+import { startTestService, type TestService } from '../../support/test-service.js';
+import { freePort, startUpstreamProvider, type UpstreamProvider } from '../../support/upstream-provider.js';
+import { IdentityClient, MovableClock, randomIp, type Login } from '../support/identity-client.js';
+import { totpCode } from '../support/totp-codes.js';
+
+// The built-in `oauth` step: a third-party provider as one step of the login funnel, after which the
+// rest of the funnel (here an authenticator app's code) still runs.
+let service: TestService;
+let upstream: UpstreamProvider;
+let client: IdentityClient;
+let rp: oidc.Configuration;
+const clock = new MovableClock();
+
+const baseLogin: FunnelStep[] = [
+  { stepId: 'phone-email', mandatory: true, order: 10 },
+  { stepId: 'password', mandatory: true, order: 20 },
+];
+const oauthStep: FunnelStep = {
+  stepId: 'oauth',
+  mandatory: true,
+  order: 10,
+  settings: { provider: 'upstream' },
+};
+
+beforeAll(async () => {
+  const port = await freePort();
+  upstream = await startUpstreamProvider({
+    redirectUri: `http://127.0.0.1:${port}/oauth/providers/upstream/callback`,
+  });
+  service = await startTestService({
+    port,
+    clock,
+    env: { TRUST_PROXY: 'true' },
+    oauthProviders: [
+      {
+        id: 'upstream',
+        name: 'Upstream ID',
+        issuer: upstream.issuer,
+        clientId: upstream.clientId,
+        clientSecret: upstream.clientSecret,
+        scopes: ['openid', 'email', 'profile'],
+      },
+    ],
+  });
+  client = new IdentityClient(service);
+  const { client: oauthClient } = await createTestClient(service.service.db);
+  rp = await discover(service.issuer, oauthClient.clientId);
+});
+afterAll(async () => {
+  await service?.close();
+  await upstream?.close();
+});
+afterEach(() => replaceFunnel(service.service.db, 'login', baseLogin, new Date()));
+
+const db = () => service.service.db;
+const setLoginFunnel = (steps: FunnelStep[]) => replaceFunnel(db(), 'login', steps, new Date());
+const decode = (value: string) => value.replace(/&amp;/g, '&');
+
+function upstreamAccount(email = uniqueEmail('step')) {
+  return upstream.addAccount({
+    sub: `step-${crypto.randomBytes(6).toString('hex')}`,
+    email,
+    email_verified: true,
+    given_name: 'Grace',
+    family_name: 'Hopper',
+  });
+}
+
+/** The browser's trip: our start address → the upstream (signs in as `sub`) → our callback → `return_to`. */
+async function throughProvider(browser: HttpBrowser, startUrl: string, sub: string): Promise<Page> {
+  upstream.script({ account: sub });
+  const toUpstream = await browser.navigate(startUrl);
+  expect(toUpstream.url.startsWith(upstream.issuer)).toBe(true);
+  const back = await new HttpBrowser(upstream.issuer).navigate(toUpstream.url);
+  expect(back.url).toContain('/oauth/providers/upstream/callback');
+  return browser.navigate(back.url);
+}
+
+async function setUpTotp(login: Login): Promise<string> {
+  const setup = await client.post<{ secret: string }>('/security/auth-methods/totp/setup', undefined, {
+    token: login.accessToken,
+  });
+  expect(setup.status, JSON.stringify(setup.body)).toBe(200);
+  const verify = await client.post(
+    '/security/auth-methods/totp/verify',
+    { code: await totpCode(setup.body.secret, clock.now()) },
+    { token: login.accessToken },
+  );
+  expect(verify.status, JSON.stringify(verify.body)).toBe(200);
+  return setup.body.secret;
+}
+
+describe('the oauth step of a funnel', () => {
+  it('API flow: the provider identifies the person, then the account’s TOTP step is still asked', async () => {
+    const user = await createTestUser(db());
+    const secret = await setUpTotp(await client.login(user.email!, user.password));
+    clock.advance(31_000); // the next TOTP window: a code is used once
+    await setLoginFunnel([oauthStep, { stepId: 'totp', mandatory: false, order: 20 }]);
+    const account = upstreamAccount(user.email!);
+    const ip = randomIp();
+
+    const started = await client.start('login', { ip });
+    expect(started.nextStep).toBe('oauth');
+    const oauth = started.screen[0]!.data!.oauth as { provider: string; name: string; startUrl: string };
+    expect(oauth).toMatchObject({ provider: 'upstream', name: 'Upstream ID' });
+
+    // Before the provider answered there is nothing to take; the client can't say who it is either.
+    const early = await client.step(started.sessionId, 'oauth', {}, { ip });
+    expect(early.status).toBe(409);
+    expect(early.body.error).toBe('oauth_pending');
+    const forged = await client.step(started.sessionId, 'oauth', { userId: user.id }, { ip });
+    expect(forged.status).toBe(400);
+
+    const landed = await throughProvider(
+      new HttpBrowser(service.issuer),
+      `${oauth.startUrl}&return_to=${encodeURIComponent('/en/auth?back=1')}`,
+      account.sub,
+    );
+    expect(landed.url).toBe(`${service.issuer}/en/auth?back=1`);
+
+    const identified = await client.pass(started.sessionId, 'oauth', {}, { ip });
+    expect(identified.nextStep).toBe('totp');
+    const wrong = await client.step(identified.sessionId, 'totp', { code: '000000' }, { ip });
+    expect(wrong.status).toBe(401);
+    const done = await client.step(
+      identified.sessionId,
+      'totp',
+      { code: await totpCode(secret, clock.now()) },
+      { ip },
+    );
+    expect(done.body).toMatchObject({ status: 'completed', userId: user.id });
+    // The provider's email was verified: linked to the account (account rule 6).
+    const links = await db()('user_auth_methods').where({
+      type: 'oauth_provider',
+      external_subject: account.sub,
+    });
+    expect(links).toMatchObject([{ user_id: user.id }]);
+  });
+
+  it('the provider’s answer is taken once', async () => {
+    await setLoginFunnel([oauthStep]);
+    const account = upstreamAccount();
+    const ip = randomIp();
+    const started = await client.start('login', { ip });
+    const oauth = started.screen[0]!.data!.oauth as { startUrl: string };
+    await throughProvider(
+      new HttpBrowser(service.issuer),
+      `${oauth.startUrl}&return_to=/en/auth`,
+      account.sub,
+    );
+    const done = await client.step(started.sessionId, 'oauth', {}, { ip });
+    expect(done.body.status).toBe('completed');
+    const user = await db()('users').where({ email: account.email }).first();
+    expect(done.body.userId).toBe(user.id);
+
+    // Another flow can't present the same token (the token is the first flow's; its answer is used).
+    const again = await client.start('login', { ip });
+    expect(again.screen[0]!.data!.oauth).not.toEqual(oauth);
+    expect((await client.step(again.sessionId, 'oauth', {}, { ip })).body.error).toBe('oauth_pending');
+  });
+
+  it('on /:lang/auth for an OIDC client: the step’s button, the provider, back at the client', async () => {
+    await setLoginFunnel([oauthStep]);
+    const account = upstreamAccount();
+    const browser = new HttpBrowser(service.issuer);
+    const request = await buildAuthorizationRequest(rp);
+    const login = await browser.navigate(request.url.toString());
+    expect(login.url).toContain('/en/auth?interaction=');
+    expect(pageText(login, 'oauth-step')).toBe('Sign in with Upstream ID');
+    const href = /data-testid="oauth-step"[^>]*href="([^"]+)"/.exec(login.html)?.[1];
+    let page = await throughProvider(browser, decode(href!), account.sub);
+    if (page.html.includes('value="allow"')) page = await browser.submit(page, { decision: 'allow' });
+    expect(page.url.startsWith('http://localhost:8080/callback')).toBe(true);
+    const tokens = await oidc.authorizationCodeGrant(rp, new URL(page.url), {
+      pkceCodeVerifier: request.codeVerifier,
+      expectedState: request.state,
+      expectedNonce: request.nonce,
+    });
+    const user = await db()('users').where({ email: account.email }).first();
+    expect(tokens.claims()!.sub).toBe(user.id);
+  });
+
+  it('on /:lang/auth without a client: back from the provider, the TOTP step, then signed in', async () => {
+    const user = await createTestUser(db());
+    const secret = await setUpTotp(await client.login(user.email!, user.password));
+    clock.advance(31_000);
+    await setLoginFunnel([oauthStep, { stepId: 'totp', mandatory: false, order: 20 }]);
+    const account = upstreamAccount(user.email!);
+    const browser = new HttpBrowser(service.issuer);
+    const login = await browser.navigate('/en/auth');
+    const href = /data-testid="oauth-step"[^>]*href="([^"]+)"/.exec(login.html)?.[1];
+    const totp = await throughProvider(browser, decode(href!), account.sub);
+    expect(totp.url).toContain('/en/auth?flow=');
+    expect(totp.html).toContain('data-step="totp"');
+    const signedIn = await browser.submit(totp, { code: await totpCode(secret, clock.now()) });
+    expect(pageText(signedIn, 'signed-in')).toBe('You are signed in');
+    const refreshed = await browser.request('/api/v2/identity/auth/refresh', { method: 'POST' });
+    expect(refreshed.status).toBe(200);
+    // Coming back to the used address starts over instead of signing in again.
+    const replay = await browser.navigate(totp.url);
+    expect(replay.html).not.toContain('data-step="totp"');
+  });
+
+  it('speaks Russian on /ru/auth', async () => {
+    await setLoginFunnel([oauthStep]);
+    const page = await new HttpBrowser(service.issuer).navigate('/ru/auth');
+    expect(pageText(page, 'oauth-step')).toBe('Войти через Upstream ID');
+    expect(page.html).toContain('Вход с аккаунтом Upstream ID');
+  });
+
+  it('a funnel must name a configured provider for its oauth step', () => {
+    const steps = service.service.steps;
+    expect(funnelProblems([oauthStep], 'login', steps)).toEqual([]);
+    expect(funnelProblems([{ ...oauthStep, settings: undefined }], 'login', steps)).toEqual([
+      { path: 'steps.0.settings', message: 'the oauth step needs settings.provider, a provider id' },
+    ]);
+    expect(funnelProblems([{ ...oauthStep, settings: { provider: 'nobody' } }], 'login', steps)).toEqual([
+      { path: 'steps.0.settings', message: 'no oauth_provider nobody is configured' },
+    ]);
+    expect(parseFunnelSteps('login', ['oauth=upstream', 'totp:optional'])).toEqual([
+      { stepId: 'oauth', mandatory: true, order: 1, settings: { provider: 'upstream' } },
+      { stepId: 'totp', mandatory: false, order: 2 },
+    ]);
+    expect(() => parseFunnelSteps('login', ['oauth'])).toThrow(/names its provider/);
+    expect(() => parseFunnelSteps('login', ['password=upstream'])).toThrow(/only the oauth step/);
+  });
+});

@@ -1,0 +1,73 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { createTestClient, createTestUser } from '../support/fixtures.js';
+import { HttpBrowser } from '../support/http-browser.js';
+import {
+  buildAuthorizationRequest,
+  completeAuthorization,
+  discover,
+  oidc,
+} from '../support/relying-party.js';
+import { startTestService, type TestService } from '../support/test-service.js';
+
+let service: TestService;
+let origin: string;
+
+beforeAll(async () => {
+  service = await startTestService({ issuerPath: '/idp' });
+  origin = new URL(service.issuer).origin;
+});
+afterAll(() => service?.close());
+
+describe('an issuer with a path (https://host/idp)', () => {
+  it('is accepted by loadConfig, a query or fragment is not', () => {
+    expect(loadConfig({ ISSUER: 'https://id.example.com/idp/' }).issuer).toBe('https://id.example.com/idp');
+    expect(() => loadConfig({ ISSUER: 'https://id.example.com/idp?x=1' })).toThrow(/ISSUER/);
+  });
+
+  it('publishes discovery under the path, every endpoint under it too', async () => {
+    const answer = await fetch(`${service.issuer}/.well-known/openid-configuration`);
+    expect(answer.status).toBe(200);
+    const discovery = (await answer.json()) as Record<string, unknown>;
+    expect(discovery.issuer).toBe(service.issuer);
+    const endpoints = Object.entries(discovery).filter(
+      ([key, value]) => (key.endsWith('_endpoint') || key === 'jwks_uri') && typeof value === 'string',
+    );
+    expect(endpoints.length).toBeGreaterThan(5);
+    for (const [key, value] of endpoints) expect(value, key).toMatch(new RegExp(`^${service.issuer}/`));
+    // Nothing answers outside the issuer's path.
+    expect((await fetch(`${origin}/.well-known/openid-configuration`)).status).toBe(404);
+    expect((await fetch(`${origin}/healthz`)).status).toBe(404);
+    expect((await fetch(`${service.issuer}/healthz`)).status).toBe(200);
+  });
+
+  it('signs a user in through discovery, the pages and the token endpoint, cookies kept under the path', async () => {
+    const { db } = service.service;
+    const user = await createTestUser(db);
+    const { client } = await createTestClient(db);
+    const config = await discover(service.issuer, client.clientId);
+    const browser = new HttpBrowser(origin);
+
+    // The sign-in page, its links and its assets: all under the path.
+    const page = await new HttpBrowser(origin).navigate(
+      (await buildAuthorizationRequest(config)).url.toString(),
+    );
+    expect(new URL(page.url).pathname).toMatch(/^\/idp\/en\/auth/);
+    expect(page.html).toContain('href="/idp/assets/pages.css"');
+    expect((await fetch(`${origin}/idp/assets/pages.css`)).status).toBe(200);
+
+    const { tokens } = await completeAuthorization(config, browser, {
+      identifier: user.email!,
+      password: user.password,
+      parameters: { scope: 'openid email' },
+    });
+    expect(tokens.claims()).toMatchObject({ iss: service.issuer, sub: user.id });
+    expect(await oidc.fetchUserInfo(config, tokens.access_token, user.id)).toMatchObject({ sub: user.id });
+    const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token!);
+    expect(refreshed.access_token).toBeTruthy();
+
+    const cookies = browser.cookiePaths();
+    expect(cookies.length).toBeGreaterThan(0);
+    for (const cookie of cookies) expect(cookie.path, cookie.name).toMatch(/^\/idp(\/|$)/);
+  });
+});
