@@ -233,6 +233,12 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
   // Request ids and metrics first: they see every answer, errors included.
   for (const middleware of operations.middleware) own.use(middleware);
   own.use(securityHeaders({ https: new URL(config.issuer).protocol === 'https:' }));
+  // Every page shows the product's brand, the engine's error and logout pages too (src/http/pages.ts).
+  const brand = config.brand ?? brandFrom({});
+  own.use((ctx, next) => {
+    ctx.state.brand = brand;
+    return next();
+  });
   // An error no router answered: in its endpoint's shape (503 + Retry-After when the database is away).
   const errorAnswers = {
     api: jsonErrorAnswer(logger),
@@ -256,7 +262,6 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
   const { engine } = oidc;
   // Paths only the engine serves skip our routers (none of them matches these).
   own.use((ctx, next) => (oidc.engineOnlyPaths.has(ctx.path) ? engine(ctx) : next()));
-  const brand = config.brand ?? brandFrom({});
   const routers: Router[] = [
     assetRoutes(),
     brandStylesheetRoutes(brand),
