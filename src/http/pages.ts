@@ -50,6 +50,8 @@ export function renderPage(
   ctx.body = renderView(template, {
     url: (path: string) => publicPath(ctx, path),
     languageLinks: languageLinks(ctx, lang, target),
+    // The product's name and logo (set for every request by the service: src/service.ts).
+    brand: (ctx.state as { brand?: unknown }).brand,
     ...data,
     lang,
   });

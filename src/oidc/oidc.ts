@@ -128,7 +128,7 @@ export async function createOidc(deps: OidcDeps): Promise<Oidc> {
         oauthTokens: tokenVerification.oauthTokens,
         logger,
       }),
-      endSessionRoutes({ db, clock, keySet, issuer: config.issuer }),
+      endSessionRoutes({ db, clock, keySet, issuer: config.issuer, apiPrefix: identity.apiPrefix }),
       consentRoutes({ db, clock, signedIn: identity.signedIn, logger }),
       ssoOtcRoutes({ db, clock, rateLimits: identity.rateLimits, signedIn: identity.signedIn, logger }),
       ssoInboundRoutes({ db, clock, provider, tokenVerification, logger }),

@@ -290,10 +290,24 @@ describe('/:lang/auth in a real browser', { timeout: 120_000 }, () => {
     });
   });
 
-  it('signs out without JavaScript: the no-script button finishes the logout', async () => {
+  it('signs out without JavaScript: the no-script button finishes the logout, the identity session too', async () => {
     const user = await createTestUser(service.service.db);
     await withContext(
-      async (_context, page) => {
+      async (context, page) => {
+        // Signed in to the service itself first: a main-auth session and its refresh cookie.
+        await page.goto(service.url('/en/auth'));
+        await page.getByLabel('Email or phone').fill(user.email!);
+        await submit(page, 'Continue');
+        await page.getByLabel('Password', { exact: true }).fill(user.password);
+        await submit(page, 'Sign in');
+        await page.getByRole('heading', { name: 'You are signed in' }).waitFor();
+        const liveSessions = () =>
+          service.service.db('sessions').where({ user_id: user.id, is_revoked: false }).count('* as n');
+        expect(Number((await liveSessions())[0]!.n)).toBe(1);
+        const refreshCookie = async () =>
+          (await context.cookies()).filter((cookie) => cookie.name === 'service_id_refresh_token');
+        expect(await refreshCookie()).not.toHaveLength(0);
+
         const { config, request } = await client();
         await page.goto(request.url.toString());
         await page.getByLabel('Email or phone').fill(user.email!);
@@ -317,6 +331,9 @@ describe('/:lang/auth in a real browser', { timeout: 120_000 }, () => {
         const again = await client();
         await page.goto(again.request.url.toString());
         await page.getByLabel('Email or phone').waitFor();
+        // And the identity session of this browser with it.
+        expect(Number((await liveSessions())[0]!.n)).toBe(0);
+        expect(await refreshCookie()).toHaveLength(0);
       },
       { javaScriptEnabled: false },
     );

@@ -1,6 +1,7 @@
 // /inbound-login.html (docs/inbound-sso.md): the one-time login token arrives in the fragment, which
 // never reaches a server log or a Referer header. It is posted to the identity API; on success the
 // refresh cookie is set and the person goes to return_to (a path of this site only) or the home page.
+// Its sentences come in the page's language (data-* of the script tag).
 (function () {
   var script = document.currentScript;
   var params = new URLSearchParams(window.location.hash.slice(1));
@@ -15,7 +16,7 @@
     if (reason) document.getElementById('failed-reason').textContent = reason;
   }
   if (!token) {
-    fail('The link has no sign-in token.');
+    fail(script.dataset.noToken);
     return;
   }
   fetch(script.dataset.endpoint, {
@@ -30,6 +31,6 @@
       window.location.replace(target);
     })
     .catch(function () {
-      fail('The service could not be reached. Try again.');
+      fail(script.dataset.unreachable);
     });
 })();

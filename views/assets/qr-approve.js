@@ -1,5 +1,6 @@
 // /qr-approve.html: the signed-in device that scanned a QR code approves the other device's sign-in.
-// The token arrives in the fragment; the session is this browser's refresh cookie.
+// The token arrives in the fragment; the session is this browser's refresh cookie. Its sentences come
+// in the page's language (data-* of the script tag).
 (function () {
   var script = document.currentScript;
   var token = new URLSearchParams(window.location.hash.slice(1)).get('token');
@@ -10,7 +11,7 @@
     });
     if (reason) document.getElementById('failed-reason').textContent = reason;
   }
-  if (!token) return show('failed', 'The link has no code.');
+  if (!token) return show('failed', script.dataset.noCode);
   fetch(script.dataset.refresh, { method: 'POST', credentials: 'same-origin' })
     .then(function (response) {
       if (!response.ok) throw new Error('signed-out');
@@ -29,6 +30,6 @@
       });
     })
     .catch(function () {
-      show('failed', 'Sign in on this device first, then scan the code again.');
+      show('failed', script.dataset.signInFirst);
     });
 })();

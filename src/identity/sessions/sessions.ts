@@ -164,13 +164,19 @@ export async function recordAuthentication(
  */
 async function revokeSessionsWhere(
   db: Queryable,
-  where: { userId: string; sessionId?: string; exceptSessionId?: string | undefined },
+  where: {
+    userId: string;
+    sessionId?: string;
+    exceptSessionId?: string | undefined;
+    deviceBindingId?: string;
+  },
   reason: string,
   now: Date,
 ): Promise<string[]> {
   let query = db('sessions').where({ user_id: where.userId, is_revoked: false });
   if (where.sessionId !== undefined) query = query.where({ id: where.sessionId });
   if (where.exceptSessionId !== undefined) query = query.whereNot({ id: where.exceptSessionId });
+  if (where.deviceBindingId !== undefined) query = query.where({ device_binding_id: where.deviceBindingId });
   const rows: { id: string }[] = await query.update(
     { is_revoked: true, revoked_at: now, revoked_reason: reason.slice(0, 100) },
     ['id'],
@@ -183,6 +189,20 @@ async function revokeSessionsWhere(
       .update({ is_revoked: true, revoked_at: now });
   }
   return ids;
+}
+
+/**
+ * Revokes the user's sessions on one device binding (this browser): what an RP-initiated logout in this
+ * browser ends besides the engine's session. Answers how many were revoked.
+ */
+export async function revokeDeviceSessions(
+  db: Queryable,
+  userId: string,
+  deviceBindingId: string,
+  reason: string,
+  now: Date,
+): Promise<number> {
+  return (await revokeSessionsWhere(db, { userId, deviceBindingId }, reason, now)).length;
 }
 
 /** Revokes one session of the user; false when it is not theirs or no longer live. */

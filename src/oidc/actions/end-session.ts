@@ -1,4 +1,8 @@
 import Router from '@koa/router';
+import type { KoaContextWithOIDC } from 'oidc-provider';
+import { findDeviceBinding, readDeviceCookie } from '../../identity/sessions/device-bindings.js';
+import { clearRefreshCookie } from '../../identity/sessions/refresh-cookie.js';
+import { revokeDeviceSessions } from '../../identity/sessions/sessions.js';
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { renderPage } from '../../http/pages.js';
@@ -29,6 +33,8 @@ export function endSessionRoutes(deps: {
   clock: Clock;
   keySet: PublishedKeySet;
   issuer: string;
+  /** The identity API's prefix: the paths of the main-auth refresh cookie. */
+  apiPrefix: string;
 }): Router {
   const router = new Router();
   router.get(oauthRoutes.end_session, async (ctx, next) => {
@@ -54,6 +60,22 @@ export function endSessionRoutes(deps: {
     if (verified && ctx.status < 400) {
       await revokeRefreshTokensOf(deps.db, verified.userId, verified.clientId, deps.clock.now());
     }
+  });
+  /**
+   * The logout confirmed (with script or without, the same form post): the main-auth sessions of the
+   * same account in this browser (its device binding) end too, and the refresh cookie is cleared, so
+   * the service's own pages are signed out as well as the engine's session.
+   */
+  router.post(`${oauthRoutes.end_session}/confirm`, async (ctx, next) => {
+    await next();
+    const oidc = (ctx as unknown as { oidc?: KoaContextWithOIDC['oidc'] }).oidc;
+    const accountId = oidc?.session?.accountId;
+    if (!oidc?.params?.logout || !accountId || ctx.status >= 400) return;
+    const device = await findDeviceBinding(deps.db, readDeviceCookie(ctx));
+    if (device) {
+      await revokeDeviceSessions(deps.db, accountId, device, 'logout', deps.clock.now());
+    }
+    clearRefreshCookie(ctx, deps.apiPrefix);
   });
   return router;
 }

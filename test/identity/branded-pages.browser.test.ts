@@ -1,0 +1,67 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../support/browser.js';
+import { expectAccessible, withRelyingPartyPage } from '../support/page-checks.js';
+import { startTestService, type TestService } from '../support/test-service.js';
+
+// The product's brand (BRAND_PRODUCT_NAME) heads every page a person may land on, not only sign-in:
+// reset password, the error pages (ours and the engine's), logout and "signed out". In Debian's
+// chromium, axe-scanned light and dark; screenshots in test-artifacts/branded-pages/.
+
+const artifacts = path.resolve('test-artifacts/branded-pages');
+let service: TestService;
+let browser: Browser;
+beforeAll(async () => {
+  fs.mkdirSync(artifacts, { recursive: true });
+  [service, browser] = await Promise.all([
+    startTestService({ env: { BRAND_PRODUCT_NAME: 'Acme Learning' } }),
+    launchChromium(),
+  ]);
+});
+afterAll(async () => {
+  await browser?.close();
+  await service?.close();
+});
+
+const withPage = (run: (page: Page) => Promise<void>, javaScriptEnabled = true) =>
+  withRelyingPartyPage(browser, artifacts, run, { javaScriptEnabled });
+
+async function expectBrand(page: Page) {
+  await page.getByText('Acme Learning', { exact: true }).first().waitFor();
+}
+
+describe('the brand on every page', { timeout: 120_000 }, () => {
+  it('reset password, error pages, logout and signed-out show the product name, in English and Russian', async () => {
+    await withPage(async (page) => {
+      for (const lang of ['en', 'ru']) {
+        await page.goto(service.url(`/${lang}/reset-password`));
+        await expectBrand(page);
+        await expectAccessible(page, artifacts, `reset-${lang}`);
+
+        await page.goto(service.url(`/${lang}/auth?interaction=unknown`));
+        await expectBrand(page);
+        await expectAccessible(page, artifacts, `error-${lang}`);
+
+        await page.goto(service.url(`/${lang}/auth/single-logout`));
+        await expectBrand(page);
+        await expectAccessible(page, artifacts, `logout-${lang}`);
+      }
+      // The engine's own error page and its "signed out" page.
+      await page.goto(service.url('/oauth/authorize?client_id=nobody&response_type=code&scope=openid'));
+      await expectBrand(page);
+      await page.goto(service.url('/oauth/end_session/success?lang=ru'));
+      await expectBrand(page);
+      expect(await page.getAttribute('html', 'lang')).toBe('ru');
+      await expectAccessible(page, artifacts, 'signed-out-ru');
+    });
+  });
+
+  it('the no-script logout page carries the brand too', async () => {
+    await withPage(async (page) => {
+      await page.goto(service.url('/ru/auth/single-logout'));
+      await expectBrand(page);
+    }, false);
+  });
+});
