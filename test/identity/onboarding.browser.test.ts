@@ -125,6 +125,13 @@ describe('onboarding after registration, in a real browser', { timeout: 120_000 
       await page.getByLabel('Photo').setInputFiles({ name: 'big.png', mimeType: 'image/png', buffer: huge });
       await press(page, 'Save and continue');
       await page.getByText('The image is larger than 2 MB. Choose a smaller one.').waitFor();
+      // Far larger: refused before the body is read, with the same words.
+      const enormous = Buffer.concat([png, Buffer.alloc(9 * 1024 * 1024)]);
+      await page
+        .getByLabel('Photo')
+        .setInputFiles({ name: 'poster.png', mimeType: 'image/png', buffer: enormous });
+      await Promise.all([page.waitForNavigation(), press(page, 'Save and continue')]);
+      await page.getByText('The image is larger than 2 MB. Choose a smaller one.').waitFor();
       await page.getByLabel('Photo').setInputFiles({ name: 'me.png', mimeType: 'image/png', buffer: png });
       await press(page, 'Save and continue');
 
