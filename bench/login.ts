@@ -25,6 +25,7 @@ import { migrateToLatest } from '../src/db/migrate.js';
 import { hashPassword, verifyPassword } from '../src/identity/passwords/password-hash.js';
 import { generateRsaPrivateKeyPem } from '../src/keys/development-secrets.js';
 import { settledWorkCounters, workPerRequest } from './support/database-work.js';
+import { startSmtpSink } from './support/smtp-sink.js';
 import { atLeast, reportRatios } from './support/floor-ratios.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -86,7 +87,7 @@ async function startScript(): Promise<{ environment: Record<string, string>; nod
   return { environment, nodeFlags: command[2]!.split(/\s+/).filter(Boolean) };
 }
 
-async function startServer(port: number, dataDir: string) {
+async function startServer(port: number, dataDir: string, smtpUrl: string) {
   // BENCH_CPU_PROF=<dir>: the service writes a V8 CPU profile there when it stops.
   const profile = process.env.BENCH_CPU_PROF
     ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF]
@@ -111,9 +112,10 @@ async function startServer(port: number, dataDir: string) {
       OIDC_PRIVATE_KEY: generateRsaPrivateKeyPem(),
       MAIN_AUTH_PRIVATE_KEY: generateRsaPrivateKeyPem(),
       COOKIE_KEYS: crypto.randomBytes(32).toString('base64url'),
-      // Production wants a real transport; a password login sends nothing.
+      // Production wants a real transport: a login from a new device (every login here) notifies the
+      // user by email, as in production, through a relay that accepts everything (bench/support/smtp-sink.ts).
       EMAIL_TRANSPORT: 'smtp',
-      SMTP_URL: 'smtp://127.0.0.1:2525',
+      SMTP_URL: smtpUrl,
       MAIL_FROM: 'bench@example.com',
       ...start.environment,
     },
@@ -278,7 +280,8 @@ async function main() {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'idp-bench-'));
   const emails = await prepareDatabase();
   const port = 20000 + crypto.randomInt(20000);
-  const { child, base } = await startServer(port, dataDir);
+  const smtp = await startSmtpSink();
+  const { child, base } = await startServer(port, dataDir, smtp.url);
   try {
     await run(base, emails, warmupSeconds * 1000);
     const workBefore = await settledWorkCounters(scratchUrl.toString());
@@ -348,6 +351,8 @@ async function main() {
       argon2AllCoresPerSecond: Number(allCores.toFixed(1)),
       cpuMsPerLogin: breakdown,
       databaseWorkPerLogin: work,
+      // New-device notifications the relay accepted (one per login: every login is from a new device).
+      notificationsSent: smtp.messages(),
       uvThreadpoolSize: Number(process.env.UV_THREADPOOL_SIZE ?? 4),
       loadAverage: os.loadavg().map((value) => Number(value.toFixed(2))),
     };
@@ -364,6 +369,7 @@ async function main() {
   } finally {
     child.kill('SIGTERM');
     await new Promise((resolve) => child.once('exit', resolve));
+    smtp.close();
     await admin.raw(`drop database if exists ${scratchName} with (force)`);
     await admin.destroy();
     await fs.rm(dataDir, { recursive: true, force: true });

@@ -102,6 +102,8 @@ export const defaults = {
       sso_otc: 60,
     },
     maxAttempts: 5,
+    /** Digits of a code. */
+    length: 6,
   },
   /**
    * A phone number typed without `+` (as people write national numbers: `8 916 123-45-67`) is read as
@@ -150,6 +152,16 @@ export interface SettingsOverrides {
   sessions?: Partial<ServiceSettings['sessions']>;
   clientCache?: Partial<ServiceSettings['clientCache']>;
   rateLimits?: Record<string, RateLimitSetting>;
+  /** The lockout ladder: rungs of `failures` in a row → `lockSeconds` (any order; at least one rung). */
+  lockout?: { ladder?: ServiceSettings['lockout']['ladder'] };
+  /** One-time codes: digits (4 to 10), attempts, lifetime per purpose (seconds). */
+  codes?: {
+    length?: number;
+    maxAttempts?: number;
+    lifetimeSeconds?: Partial<ServiceSettings['codes']['lifetimeSeconds']>;
+  };
+  /** Names of the service's own cookies (e.g. to keep two services on one domain apart). */
+  cookies?: Partial<ServiceSettings['cookies']>;
 }
 
 /** `defaults` with the overrides applied (each group merged key by key). */
@@ -159,6 +171,20 @@ export function resolveSettings(overrides: SettingsOverrides = {}): ServiceSetti
   Object.assign(settings.sessions, overrides.sessions);
   Object.assign(settings.clientCache, overrides.clientCache);
   Object.assign(settings.rateLimits, overrides.rateLimits);
+  if (overrides.lockout?.ladder) {
+    if (overrides.lockout.ladder.length === 0) throw new Error('settings.lockout.ladder needs a rung');
+    // Highest rung first, as the ladder is read.
+    Object.assign(settings.lockout, {
+      ladder: [...overrides.lockout.ladder].sort((a, b) => b.failures - a.failures),
+    });
+  }
+  const { lifetimeSeconds, ...codes } = overrides.codes ?? {};
+  Object.assign(settings.codes, codes);
+  Object.assign(settings.codes.lifetimeSeconds, lifetimeSeconds);
+  if (!Number.isInteger(settings.codes.length) || settings.codes.length < 4 || settings.codes.length > 10) {
+    throw new Error('settings.codes.length must be an integer from 4 to 10');
+  }
+  Object.assign(settings.cookies, overrides.cookies);
   return settings;
 }
 

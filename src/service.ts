@@ -14,6 +14,7 @@ import { errorPageAnswer, jsonErrorAnswer, uncaughtErrors } from './http/error-h
 import { jsonNotFound } from './http/json-api.js';
 import { issuerPath } from './http/base-path.js';
 import { ownPaths } from './http/own-paths.js';
+import { withServiceSettings } from './http/request-settings.js';
 import { routersByPath } from './http/routers-by-path.js';
 import { servedUnder } from './http/served-under.js';
 import { RateLimits } from './http/rate-limit.js';
@@ -227,6 +228,8 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
 
   // The service's own stack, from its root; served under the issuer's path (served-under.ts).
   const own = new Koa();
+  // This service's settings for everything deep inside a request (request-settings.ts).
+  own.use(withServiceSettings(settings));
   // Request ids and metrics first: they see every answer, errors included.
   for (const middleware of operations.middleware) own.use(middleware);
   own.use(securityHeaders({ https: new URL(config.issuer).protocol === 'https:' }));

@@ -11,6 +11,7 @@ import { createAdminApi } from './admin-api.js';
 import { authFlowRoutes } from './auth-flow-routes.js';
 import { oauthClientRoutes } from './oauth-client-routes.js';
 import { oauthClientsPageRoutes } from './oauth-clients-page.js';
+import { profileFieldRoutes } from './profile-field-routes.js';
 import { userRoutes } from './user-routes.js';
 
 export interface AdminDeps {
@@ -34,7 +35,7 @@ export interface Admin {
 }
 
 /** The administrators' module (docs/admin.md): the admin API (OAuth clients, funnels and allowed
- * methods, users) and the admin page of OAuth clients. */
+ * methods, users, registration profile fields) and the admin page of OAuth clients. */
 export function createAdmin(deps: AdminDeps): Admin {
   const { db, clock } = deps;
   return {
@@ -42,6 +43,7 @@ export function createAdmin(deps: AdminDeps): Admin {
       oauthClientRoutes({ db, clock }),
       authFlowRoutes({ db, clock, steps: deps.steps, authMethods: deps.authMethods }),
       userRoutes({ db, clock }),
+      profileFieldRoutes({ db, clock }),
     ]),
     pages: oauthClientsPageRoutes(),
   };

@@ -32,6 +32,12 @@ import {
 import { keysGenerateCommand } from './commands/keys-generate.js';
 import { migrateCommand } from './commands/migrate.js';
 import { usersCreateCommand } from './commands/users-create.js';
+import {
+  profileFieldsCreateCommand,
+  profileFieldsDeleteCommand,
+  profileFieldsListCommand,
+  profileFieldsUpdateCommand,
+} from './commands/profile-field-admin.js';
 
 export const commands: CliCommand[] = [
   migrateCommand,
@@ -53,6 +59,10 @@ export const commands: CliCommand[] = [
   usersEnableCommand,
   usersUnlockCommand,
   usersRevokeSessionsCommand,
+  profileFieldsListCommand,
+  profileFieldsCreateCommand,
+  profileFieldsUpdateCommand,
+  profileFieldsDeleteCommand,
   keysGenerateCommand,
   deadLettersListCommand,
   deadLettersShowCommand,

@@ -29,6 +29,8 @@ export const cleanupTasks: CleanupTask[] = [
   expiredRows('auth_flow_sessions', (query, now) => query.where('expires_at', '<', now)),
   // Inbound-login tokens live a minute (docs/inbound-sso.md).
   expiredRows('inbound_login_tokens', (query, now) => query.where('expires_at', '<', now)),
+  // Provider answers waiting for a funnel's oauth step live ten minutes (docs/federation.md).
+  expiredRows('federation_step_results', (query, now) => query.where('expires_at', '<', now)),
   expiredRows('rate_limits', (query, now) => query.where('expire', '<', now.getTime())),
   expiredRows('signing_keys', (query, now) =>
     query.where('retired_at', '<', new Date(now.getTime() - retiredKeyPublishedForMs)),

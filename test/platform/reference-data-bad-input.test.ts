@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mainAuthAccessTokenTtlSeconds } from '../../src/tokens/main-auth-access-token.js';
 import { createTestUser } from '../support/fixtures.js';
+import { MovableClock } from '../support/manual-clock.js';
 import { mainAuthToken } from '../support/sign-in.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 import { platformRequest } from './support/platform-http.js';
@@ -9,9 +10,10 @@ import { serviceToken, userToken, userTokenWith } from './support/platform-token
 
 let svc: TestService;
 let admin: string;
+const clock = new MovableClock();
 
 beforeAll(async () => {
-  svc = await startTestService();
+  svc = await startTestService({ clock });
   admin = await userTokenWith(svc, ['platform.reference-data.manage']);
 });
 afterAll(() => svc?.close());
@@ -291,11 +293,12 @@ describe('authentication and permissions', () => {
   it('a token that was accepted is refused once it has expired (verified tokens are remembered only until exp)', async () => {
     const user = await createTestUser(svc.service.db, { password: null });
     const lifetimeMs = mainAuthAccessTokenTtlSeconds * 1000;
-    // Issued long enough ago that it expires in two seconds.
-    const token = await mainAuthToken(svc, user, { issuedAt: new Date(Date.now() - lifetimeMs + 2000) });
+    // Issued long enough ago that it expires in two seconds (of the service's clock, moved below).
+    const issuedAt = new Date(clock.now().getTime() - lifetimeMs + 2000);
+    const token = await mainAuthToken(svc, user, { issuedAt });
     expect((await platformRequest(svc, 'GET', '/reference/levels', { token })).status).toBe(200);
     expect((await platformRequest(svc, 'GET', '/reference/levels', { token })).status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+    clock.advance(2500);
     const expired = await platformRequest(svc, 'GET', '/reference/levels', { token });
     expect(expired.status).toBe(401);
     expect(expired.headers.get('www-authenticate')).toContain('invalid_token');

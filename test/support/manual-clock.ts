@@ -20,3 +20,16 @@ export class ManualClock implements Clock {
     this.advance(seconds * 1000);
   }
 }
+
+/** The system's time, moved by hand: time still passes (for what waits on it), and a test skips ahead. */
+export class MovableClock implements Clock {
+  #offsetMs = 0;
+
+  now(): Date {
+    return new Date(Date.now() + this.#offsetMs);
+  }
+
+  advance(ms: number): void {
+    this.#offsetMs += ms;
+  }
+}

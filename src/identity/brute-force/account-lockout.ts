@@ -6,7 +6,7 @@ import {
   refusalOf,
   type ClaimResult,
 } from './attempt-claims.js';
-import { defaults } from '../../defaults.js';
+import { currentSettings } from '../../http/request-settings.js';
 
 /**
  * The account lockout ladder (spec: Limits), counted per account AND source (the IP, or a device the
@@ -15,12 +15,15 @@ import { defaults } from '../../defaults.js';
  * further failure at a rung imposes that rung's wait again; a success from the source resets its count.
  * Failures from one source never lock another, so an attacker can lock out only themself.
  */
-export const lockoutLadder = defaults.lockout.ladder;
+export function lockoutLadder(): readonly { failures: number; lockSeconds: number }[] {
+  // The service's (settings.lockout.ladder, highest rung first).
+  return currentSettings().lockout.ladder;
+}
 
-const firstRung = lockoutLadder[lockoutLadder.length - 1]!.failures;
+const firstRung = () => lockoutLadder()[lockoutLadder().length - 1]!.failures;
 
 export function lockSecondsAfter(failures: number): number {
-  return lockoutLadder.find((rung) => failures >= rung.failures)?.lockSeconds ?? 0;
+  return lockoutLadder().find((rung) => failures >= rung.failures)?.lockSeconds ?? 0;
 }
 
 /** The account key: the account, or for an identifier no account has, the identifier itself. */
@@ -54,7 +57,7 @@ export async function claimLadderAttempt(db: Queryable, key: LadderKey, now: Dat
        and l.consecutive_failures + ${liveInFlight('l')} <
          (case when l.consecutive_failures < :firstRung then :firstRung else l.consecutive_failures + 1 end)
      returning consecutive_failures`,
-    { ...key, now, expires: claimExpiry(now), firstRung },
+    { ...key, now, expires: claimExpiry(now), firstRung: firstRung() },
   );
   if ((result.rows as unknown[]).length > 0) return { granted: true };
   const row: { locked_until: Date | null } | undefined = await db('login_source_lockouts')
@@ -73,7 +76,20 @@ export async function recordLadderFailure(
   now: Date,
 ): Promise<{ failures: number; lockedUntil: Date | undefined }> {
   const lockAt = (seconds: number) => new Date(now.getTime() + seconds * 1000);
-  const [high, middle, low] = lockoutLadder;
+  // One `when` per rung, highest first: the lock of the rung the new count reaches.
+  const rungs = lockoutLadder();
+  const whens = rungs
+    .map(
+      (_, index) =>
+        `when l.consecutive_failures + 1 >= :failures${index} then cast(:lock${index} as timestamptz)`,
+    )
+    .join('\n         ');
+  const rungBindings = Object.fromEntries(
+    rungs.flatMap((rung, index) => [
+      [`failures${index}`, rung.failures],
+      [`lock${index}`, lockAt(rung.lockSeconds)],
+    ]),
+  );
   const result = await db.raw(
     `insert into login_source_lockouts as l (account, source, consecutive_failures, in_flight, updated_at)
      values (:account, :source, 1, 0, :now)
@@ -81,23 +97,12 @@ export async function recordLadderFailure(
        consecutive_failures = l.consecutive_failures + 1,
        in_flight = ${inFlightAfterRelease('l')},
        locked_until = case
-         when l.consecutive_failures + 1 >= :highFailures then cast(:highLock as timestamptz)
-         when l.consecutive_failures + 1 >= :middleFailures then cast(:middleLock as timestamptz)
-         when l.consecutive_failures + 1 >= :lowFailures then cast(:lowLock as timestamptz)
+         ${whens}
          else null
        end,
        updated_at = excluded.updated_at
      returning consecutive_failures`,
-    {
-      ...key,
-      now,
-      highFailures: high.failures,
-      highLock: lockAt(high.lockSeconds),
-      middleFailures: middle.failures,
-      middleLock: lockAt(middle.lockSeconds),
-      lowFailures: low.failures,
-      lowLock: lockAt(low.lockSeconds),
-    },
+    { ...key, now, ...rungBindings },
   );
   const failures = (result.rows as { consecutive_failures: number }[])[0]!.consecutive_failures;
   const lockSeconds = lockSecondsAfter(failures);

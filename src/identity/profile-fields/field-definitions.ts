@@ -38,25 +38,30 @@ export const fieldValidationSchema = z.strictObject({
 });
 export type FieldValidation = z.infer<typeof fieldValidationSchema>;
 
-export const fieldDefinitionSchema = z
-  .strictObject({
-    key: z.string().regex(/^[a-z][a-z0-9_-]{0,63}$/, 'lower-case letters, digits, - and _ (max 64)'),
-    title: z.string().trim().min(1).max(255),
-    type: z.enum(profileFieldTypes),
-    required: z.boolean().default(false),
-    validation: fieldValidationSchema.default({}),
-    order: z.number().int().default(0),
-    isActive: z.boolean().default(true),
-  })
-  .superRefine((field, issues) => {
-    if (field.type === 'select' && !field.validation.options) {
-      issues.addIssue({
-        code: 'custom',
-        path: ['validation', 'options'],
-        message: 'a select field needs options',
-      });
-    }
-  });
+export const fieldKeySchema = z
+  .string()
+  .regex(/^[a-z][a-z0-9_-]{0,63}$/, 'lower-case letters, digits, - and _ (max 64)');
+
+/** A definition's fields without the rules across them (the admin API's change body is built from it). */
+export const fieldDefinitionFields = z.strictObject({
+  key: fieldKeySchema,
+  title: z.string().trim().min(1).max(255),
+  type: z.enum(profileFieldTypes),
+  required: z.boolean().default(false),
+  validation: fieldValidationSchema.default({}),
+  order: z.number().int().default(0),
+  isActive: z.boolean().default(true),
+});
+
+export const fieldDefinitionSchema = fieldDefinitionFields.superRefine((field, issues) => {
+  if (field.type === 'select' && !field.validation.options) {
+    issues.addIssue({
+      code: 'custom',
+      path: ['validation', 'options'],
+      message: 'a select field needs options',
+    });
+  }
+});
 export type FieldDefinitionInput = z.input<typeof fieldDefinitionSchema>;
 export type FieldDefinition = z.output<typeof fieldDefinitionSchema>;
 
@@ -88,6 +93,32 @@ export async function listActiveFieldDefinitions(db: Queryable): Promise<FieldDe
     .where({ is_active: true })
     .orderBy([{ column: 'sort_order' }, { column: 'key' }])) as FieldDefinitionRow[];
   return rows.map(fromRow);
+}
+
+/** Every definition, active or not, in their order (the administrators' list). */
+export async function listFieldDefinitions(db: Queryable): Promise<FieldDefinition[]> {
+  const rows = (await db('user_field_definitions').orderBy([
+    { column: 'sort_order' },
+    { column: 'key' },
+  ])) as FieldDefinitionRow[];
+  return rows.map(fromRow);
+}
+
+export async function findFieldDefinition(db: Queryable, key: string): Promise<FieldDefinition | undefined> {
+  const row = (await db('user_field_definitions').where({ key }).first()) as FieldDefinitionRow | undefined;
+  return row ? fromRow(row) : undefined;
+}
+
+/** How many users answered the field (their answers go with a deleted definition). */
+export async function countFieldValues(db: Queryable, key: string): Promise<number> {
+  const row = (await db('user_field_values').where({ field_key: key }).count('* as count').first()) as
+    { count: string | number } | undefined;
+  return Number(row?.count ?? 0);
+}
+
+/** Deletes a definition (and, by the foreign key, its stored answers); false when there was none. */
+export async function deleteFieldDefinition(db: Queryable, key: string): Promise<boolean> {
+  return (await db('user_field_definitions').where({ key }).delete()) > 0;
 }
 
 /** Creates or replaces the definition of `key` (validated: a bad definition never reaches the table). */

@@ -1,6 +1,7 @@
 import { stringifySetCookie } from 'cookie';
 import type { Context } from 'koa';
 import { basePath } from '../../http/base-path.js';
+import { currentSettings } from '../../http/request-settings.js';
 import { randomSecret, sha256 } from '../../crypto/digest.js';
 import type { Queryable } from '../../db/database.js';
 import type { RequestInfo } from '../auth-flow/step.js';
@@ -11,7 +12,8 @@ import { defaults } from '../../defaults.js';
  * value in a long-lived httpOnly cookie (only its SHA-256 is stored). Saved accounts hang off it; it
  * does not replace the refresh token and authenticates nothing by itself.
  */
-export const deviceCookieName = defaults.cookies.device;
+/** The device cookie's name, per service (settings.cookies.device). */
+export const deviceCookieName = () => currentSettings().cookies.device;
 const deviceCookieLifetimeSeconds = defaults.lifetimes.deviceCookie;
 
 export interface DeviceBinding {
@@ -62,14 +64,14 @@ export async function findDeviceBinding(
 }
 
 export function readDeviceCookie(ctx: Context): string | undefined {
-  return ctx.cookies.get(deviceCookieName, { signed: false }) || undefined;
+  return ctx.cookies.get(deviceCookieName(), { signed: false }) || undefined;
 }
 
 /** Written like the refresh cookie (see refresh-cookie.ts for why not ctx.cookies); Lax: top-level pages read it. */
 export function setDeviceCookie(ctx: Context, secret: string): void {
   ctx.append(
     'Set-Cookie',
-    stringifySetCookie(deviceCookieName, secret, {
+    stringifySetCookie(deviceCookieName(), secret, {
       httpOnly: true,
       secure: true,
       sameSite: 'lax',

@@ -1,10 +1,10 @@
 import { stringifySetCookie } from 'cookie';
 import type { Context } from 'koa';
-import { defaults } from '../../defaults.js';
 import { publicPath } from '../../http/base-path.js';
+import { currentSettings } from '../../http/request-settings.js';
 
-/** The main-auth refresh token cookie (spec: httpOnly, secure, sameSite strict). */
-export const refreshCookieName = defaults.cookies.refreshToken;
+/** The main-auth refresh token cookie (spec: httpOnly, secure, sameSite strict); its name per service. */
+export const refreshCookieName = () => currentSettings().cookies.refreshToken;
 
 /**
  * The cookie is scoped to the only two endpoints that read it, so no other request carries it: one
@@ -36,7 +36,7 @@ export function setRefreshCookie(
   for (const path of refreshCookiePaths(apiPrefix)) {
     ctx.append(
       'Set-Cookie',
-      stringifySetCookie(refreshCookieName, value, {
+      stringifySetCookie(refreshCookieName(), value, {
         ...attributes,
         path: publicPath(ctx, path),
         maxAge,
@@ -51,7 +51,7 @@ export function clearRefreshCookie(ctx: Context, apiPrefix: string): void {
   for (const path of refreshCookiePaths(apiPrefix)) {
     ctx.append(
       'Set-Cookie',
-      stringifySetCookie(refreshCookieName, '', {
+      stringifySetCookie(refreshCookieName(), '', {
         ...attributes,
         path: publicPath(ctx, path),
         maxAge: 0,
@@ -62,5 +62,5 @@ export function clearRefreshCookie(ctx: Context, apiPrefix: string): void {
 }
 
 export function readRefreshCookie(ctx: Context): string | undefined {
-  return ctx.cookies.get(refreshCookieName, { signed: false }) || undefined;
+  return ctx.cookies.get(refreshCookieName(), { signed: false }) || undefined;
 }

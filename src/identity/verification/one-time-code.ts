@@ -1,16 +1,15 @@
 import crypto from 'node:crypto';
 import { sha256 } from '../../crypto/digest.js';
 
-/** Length of every verification code (spec: 6 characters). */
-export const codeLength = 6;
+import { defaults } from '../../defaults.js';
 
 /**
- * A 6-digit code from the CSPRNG (crypto.randomInt is uniform: no modulo bias): about 20 bits, the
+ * A code of `length` digits (spec: 6; settings.codes.length) from the CSPRNG (crypto.randomInt is uniform: no modulo bias): about 20 bits, the
  * ASVS minimum for an out-of-band code, made safe by the 5-attempt limit and the short lifetime.
  * Digits because people type them from an SMS on a phone keypad.
  */
-export function generateOneTimeCode(): string {
-  return String(crypto.randomInt(0, 10 ** codeLength)).padStart(codeLength, '0');
+export function generateOneTimeCode(length: number = defaults.codes.length): string {
+  return String(crypto.randomInt(0, 10 ** length)).padStart(length, '0');
 }
 
 /** What users type, tolerated: spaces and dashes inside the code are dropped. */

@@ -18,7 +18,7 @@ import {
   type VerificationPurpose,
 } from './verification-code-records.js';
 import { verificationMessage } from './verification-message.js';
-import { defaults } from '../../defaults.js';
+import { currentSettings } from '../../http/request-settings.js';
 
 export type { VerificationPurpose } from './verification-code-records.js';
 
@@ -32,8 +32,8 @@ export interface VerificationDeps {
 }
 
 /** Spec (Limits): a code lives 10 minutes, an inbound-SSO code 60 seconds; 5 wrong attempts end it. */
-export const codeLifetimeSeconds: Record<VerificationPurpose, number> = defaults.codes.lifetimeSeconds;
-export const maxCodeAttempts = defaults.codes.maxAttempts;
+/** The service's code rules (settings.codes): lifetime per purpose, attempts, digits. */
+const codeRules = () => currentSettings().codes;
 
 /**
  * How the message leaves: `await` (default) answers after the transport took it and fails with 502
@@ -80,7 +80,7 @@ export async function sendVerificationCode(
     purpose: input.purpose,
     code,
     link,
-    lifetimeSeconds: codeLifetimeSeconds[input.purpose],
+    lifetimeSeconds: codeRules().lifetimeSeconds[input.purpose],
     lang: input.lang,
   });
   const deliver = async () => {
@@ -110,8 +110,8 @@ export async function issueVerificationCode(
   input: { identifier: Identifier; purpose: VerificationPurpose; userId?: string | undefined; ip?: string },
 ): Promise<{ id: string; code: string; expiresAt: Date }> {
   const now = deps.clock.now();
-  const code = generateOneTimeCode();
-  const expiresAt = new Date(now.getTime() + codeLifetimeSeconds[input.purpose] * 1000);
+  const code = generateOneTimeCode(codeRules().length);
+  const expiresAt = new Date(now.getTime() + codeRules().lifetimeSeconds[input.purpose] * 1000);
   const id = await deps.db.transaction((trx) =>
     replacePendingCode(
       trx,
@@ -121,7 +121,7 @@ export async function issueVerificationCode(
         codeHash: hashCode(code),
         userId: input.userId,
         ip: input.ip,
-        maxAttempts: maxCodeAttempts,
+        maxAttempts: codeRules().maxAttempts,
         expiresAt,
       },
       now,

@@ -188,6 +188,27 @@ describe('the oauth step of a funnel', () => {
     expect(tokens.claims()!.sub).toBe(user.id);
   });
 
+  it('on /:lang/auth without a client: back from the provider, the TOTP step, then signed in', async () => {
+    const user = await createTestUser(db());
+    const secret = await setUpTotp(await client.login(user.email!, user.password));
+    clock.advance(31_000);
+    await setLoginFunnel([oauthStep, { stepId: 'totp', mandatory: false, order: 20 }]);
+    const account = upstreamAccount(user.email!);
+    const browser = new HttpBrowser(service.issuer);
+    const login = await browser.navigate('/en/auth');
+    const href = /data-testid="oauth-step"[^>]*href="([^"]+)"/.exec(login.html)?.[1];
+    const totp = await throughProvider(browser, decode(href!), account.sub);
+    expect(totp.url).toContain('/en/auth?flow=');
+    expect(totp.html).toContain('data-step="totp"');
+    const signedIn = await browser.submit(totp, { code: await totpCode(secret, clock.now()) });
+    expect(pageText(signedIn, 'signed-in')).toBe('You are signed in');
+    const refreshed = await browser.request('/api/v2/identity/auth/refresh', { method: 'POST' });
+    expect(refreshed.status).toBe(200);
+    // Coming back to the used address starts over instead of signing in again.
+    const replay = await browser.navigate(totp.url);
+    expect(replay.html).not.toContain('data-step="totp"');
+  });
+
   it('speaks Russian on /ru/auth', async () => {
     await setLoginFunnel([oauthStep]);
     const page = await new HttpBrowser(service.issuer).navigate('/ru/auth');

@@ -1,6 +1,5 @@
 import crypto from 'node:crypto';
 import { expect } from 'vitest';
-import type { Clock } from '../../../src/clock.js';
 import type { TestService } from '../../support/test-service.js';
 
 export const apiPrefix = '/api/v2/identity';
@@ -187,15 +186,4 @@ export function refreshCookieOf(response: ApiResponse<unknown>): string | undefi
   return cookie ? `service_id_refresh_token=${cookie.value}` : undefined;
 }
 
-/** A clock tests move forward instead of sleeping. */
-export class MovableClock implements Clock {
-  #offsetMs = 0;
-
-  now(): Date {
-    return new Date(Date.now() + this.#offsetMs);
-  }
-
-  advance(ms: number): void {
-    this.#offsetMs += ms;
-  }
-}
+export { MovableClock } from '../../support/manual-clock.js';
