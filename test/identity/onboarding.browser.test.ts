@@ -215,6 +215,29 @@ describe('onboarding after registration, in a real browser', { timeout: 120_000 
     });
   });
 
+  it('a registration on the service itself (no application) ends onboarded and signed in', async () => {
+    const email = uniqueEmail('direct');
+    await withPage(async (page) => {
+      await page.goto(service.url('/en/auth?register=1'));
+      await page.getByLabel('Email or phone').fill(email);
+      await press(page, 'Continue');
+      await page.getByLabel('Code').fill(codeTo(email));
+      await press(page, 'Continue');
+      await page.getByLabel('Password', { exact: true }).fill('seven purple elephants dancing');
+      await press(page, 'Continue');
+      await page.getByLabel('First name').fill('Grace');
+      await page.getByLabel('Last name').fill('Hopper');
+      await press(page, 'Continue');
+      await press(page, 'Skip');
+      await press(page, 'Skip');
+      await page.getByRole('heading', { name: 'You are signed in' }).waitFor();
+      await page.getByText('Grace Hopper', { exact: false }).waitFor();
+      // Onboarding is over: its pages are gone.
+      await page.goto(service.url('/en/auth/onboarding'));
+      await page.getByText('This page has expired.', { exact: false }).waitFor();
+    });
+  });
+
   it('the onboarding pages without a registration behind them say so, with a way back', async () => {
     await withPage(async (page) => {
       await page.goto(service.url('/en/auth/onboarding'));
