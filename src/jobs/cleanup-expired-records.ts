@@ -31,6 +31,8 @@ export const cleanupTasks: CleanupTask[] = [
   expiredRows('inbound_login_tokens', (query, now) => query.where('expires_at', '<', now)),
   // Provider answers waiting for a funnel's oauth step live ten minutes (docs/federation.md).
   expiredRows('federation_step_results', (query, now) => query.where('expires_at', '<', now)),
+  // QR sign-in requests live two minutes, used or not (docs/plugins.md, the `qr` step).
+  expiredRows('qr_login_requests', (query, now) => query.where('expires_at', '<', now)),
   expiredRows('rate_limits', (query, now) => query.where('expire', '<', now.getTime())),
   expiredRows('signing_keys', (query, now) =>
     query.where('retired_at', '<', new Date(now.getTime() - retiredKeyPublishedForMs)),

@@ -17,6 +17,11 @@ describe('hourly cleanup of expired records', () => {
     const { db } = service.service;
     const { client, tokens } = await userWithTokens(service);
     const now = new Date();
+    await db('qr_login_requests').insert({
+      token_hash: sha256('qr-token'),
+      expires_at: new Date(now.getTime() + 120_000),
+      created_at: now,
+    });
     const live = {
       codes: await db('authorization_codes').where({ client_id: client.clientId }).select('id'),
     };
@@ -38,6 +43,9 @@ describe('hourly cleanup of expired records', () => {
       await db('oauth_refresh_tokens').where({ token_hash: sha256(tokens.refresh_token!) }),
     ).toHaveLength(0);
     expect((await db('oidc_payloads').where('expires_at', '<', later)).length).toBe(0);
+    // A QR sign-in request is gone once expired, whether or not it was used.
+    expect(deleted).toMatchObject({ qr_login_requests: 1 });
+    expect(await db('qr_login_requests')).toHaveLength(0);
     // Users and clients are not expiring records.
     expect(await db('oauth_clients').where({ client_id: client.clientId })).toHaveLength(1);
   });

@@ -434,12 +434,18 @@ export class Federation {
       });
       if (outcome.kind !== 'signed_in') return outcome;
       await this.#auditSignIn(trx, outcome.user.id, provider, request, now);
-      await recordStepResult(trx, { token: stepToken, provider: provider.id, userId: outcome.user.id }, now);
-      return outcome;
+      const proof = await recordStepResult(
+        trx,
+        { token: stepToken, provider: provider.id, userId: outcome.user.id },
+        now,
+      );
+      return { ...outcome, proof };
     });
     if (result.kind === 'confirm_link') return this.#fail(ctx, new FederationError('sign_in_first'), context);
+    // The proof goes to this browser only: the step is taken with it (federation-step-results.ts).
+    const back = `${returnTo}${returnTo.includes('?') ? '&' : '?'}${new URLSearchParams({ oauth_proof: result.proof })}`;
     ctx.status = 303;
-    ctx.redirect(publicPath(ctx, returnTo));
+    ctx.redirect(publicPath(ctx, back));
   }
 
   /** The login buttons of a page outside an interaction (the /:lang/auth page): they end in a session. */

@@ -70,6 +70,8 @@ const pageQuery = z.object({
   account: z.uuid().optional(),
   /** Back from a provider of the funnel's `oauth` step: the flow to go on with. */
   flow: z.string().min(1).max(200).optional(),
+  /** ... with the proof the provider's callback gave this browser. */
+  oauth_proof: z.string().max(100).optional(),
 });
 const stepForm = z
   .object({
@@ -375,14 +377,14 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
     if (interaction && !signInPrompts.has(interaction.prompt.name)) {
       throw new ApiError(400, 'unsupported_prompt', `Prompt ${interaction.prompt.name} is not supported.`);
     }
-    if (query.flow) return resumeAfterProvider(ctx, page, query.flow);
+    if (query.flow) return resumeAfterProvider(ctx, page, query.flow, query.oauth_proof);
     const flow = await startFlow(ctx, flowKindFor(interaction, query.register === '1'), interaction);
     if (query.account) return chooseSavedAccount(ctx, page, flow, query.account);
     return renderStep(ctx, page, flow);
   });
 
   /** Back from the provider of an `oauth` step: submit it (the callback kept what the provider said). */
-  const resumeAfterProvider = async (ctx: Context, page: PageRequest, flowId: string) => {
+  const resumeAfterProvider = async (ctx: Context, page: PageRequest, flowId: string, proof?: string) => {
     let session;
     try {
       session = await flows.resume(flowId, { interactionUid: page.interaction?.uid });
@@ -398,7 +400,7 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
     }
     const flow = flows.inProgress(session);
     if (flow.screen.length === 1 && flow.nextStep === 'oauth') {
-      return submit(ctx, page, session.id, { oauth: {} });
+      return submit(ctx, page, session.id, { oauth: proof ? { proof } : {} });
     }
     return renderStep(ctx, page, flow);
   };

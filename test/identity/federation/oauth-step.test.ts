@@ -124,9 +124,13 @@ describe('the oauth step of a funnel', () => {
       `${oauth.startUrl}&return_to=${encodeURIComponent('/en/auth?back=1')}`,
       account.sub,
     );
-    expect(landed.url).toBe(`${service.issuer}/en/auth?back=1`);
+    const back = new URL(landed.url);
+    expect(`${back.origin}${back.pathname}`).toBe(`${service.issuer}/en/auth`);
+    expect(back.searchParams.get('back')).toBe('1');
+    const proof = back.searchParams.get('oauth_proof')!;
+    expect(proof).toMatch(/^[\w-]{40,}$/);
 
-    const identified = await client.pass(started.sessionId, 'oauth', {}, { ip });
+    const identified = await client.pass(started.sessionId, 'oauth', { proof }, { ip });
     expect(identified.nextStep).toBe('totp');
     const wrong = await client.step(identified.sessionId, 'totp', { code: '000000' }, { ip });
     expect(wrong.status).toBe(401);
@@ -151,12 +155,13 @@ describe('the oauth step of a funnel', () => {
     const ip = randomIp();
     const started = await client.start('login', { ip });
     const oauth = started.screen[0]!.data!.oauth as { startUrl: string };
-    await throughProvider(
+    const landed = await throughProvider(
       new HttpBrowser(service.issuer),
       `${oauth.startUrl}&return_to=/en/auth`,
       account.sub,
     );
-    const done = await client.step(started.sessionId, 'oauth', {}, { ip });
+    const proof = new URL(landed.url).searchParams.get('oauth_proof')!;
+    const done = await client.step(started.sessionId, 'oauth', { proof }, { ip });
     expect(done.body.status).toBe('completed');
     const user = await db()('users').where({ email: account.email }).first();
     expect(done.body.userId).toBe(user.id);
@@ -164,7 +169,24 @@ describe('the oauth step of a funnel', () => {
     // Another flow can't present the same token (the token is the first flow's; its answer is used).
     const again = await client.start('login', { ip });
     expect(again.screen[0]!.data!.oauth).not.toEqual(oauth);
-    expect((await client.step(again.sessionId, 'oauth', {}, { ip })).body.error).toBe('oauth_pending');
+    expect((await client.step(again.sessionId, 'oauth', { proof }, { ip })).body.error).toBe('oauth_pending');
+  });
+
+  it('a start link sent to someone else does not hand their sign-in to the flow that made it', async () => {
+    await setLoginFunnel([oauthStep]);
+    const victim = upstreamAccount();
+    const ip = randomIp();
+    // Whoever holds this flow sends its start address to someone signed in at the provider.
+    const started = await client.start('login', { ip });
+    const oauth = started.screen[0]!.data!.oauth as { startUrl: string };
+    const victimBrowser = new HttpBrowser(service.issuer);
+    await throughProvider(victimBrowser, `${oauth.startUrl}&return_to=/en/auth`, victim.sub);
+    // The proof went to the other person's browser; the flow's holder has none, and can't guess one.
+    const taken = await client.step(started.sessionId, 'oauth', {}, { ip });
+    expect(taken.status).toBe(409);
+    expect(taken.body.error).toBe('oauth_pending');
+    const guessed = await client.step(started.sessionId, 'oauth', { proof: 'a'.repeat(43) }, { ip });
+    expect(guessed.body.error).toBe('oauth_pending');
   });
 
   it('on /:lang/auth for an OIDC client: the step’s button, the provider, back at the client', async () => {

@@ -1,8 +1,10 @@
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accessibilityViolations } from '../../support/accessibility.js';
 import { launchChromium } from '../../support/browser.js';
+import { expectAccessible } from '../../support/page-checks.js';
 import { callbackUri, createTestClient, createTestUser, uniqueEmail } from '../../support/fixtures.js';
 import { buildAuthorizationRequest, discover, oidc } from '../../support/relying-party.js';
 import { startTestService, type TestService } from '../../support/test-service.js';
@@ -14,6 +16,8 @@ let service: TestService;
 let upstream: UpstreamProvider;
 let rp: oidc.Configuration;
 let browser: Browser;
+// Screenshots of the pages axe checked (not committed).
+const artifacts = path.resolve('test-artifacts/federation');
 
 beforeAll(async () => {
   const port = await freePort();
@@ -36,6 +40,7 @@ beforeAll(async () => {
   const { client } = await createTestClient(service.service.db);
   rp = await discover(service.issuer, client.clientId);
   browser = await launchChromium();
+  fs.mkdirSync(artifacts, { recursive: true });
 });
 afterAll(async () => {
   await browser?.close();
@@ -118,13 +123,13 @@ describe('third-party sign-in in a real browser', () => {
     await page.goto(`${service.issuer}/ru/auth`);
     const button = page.locator('[data-provider=upstream]');
     expect(await button.textContent()).toBe('Войти через Upstream ID');
-    expect(await accessibilityViolations(page)).toBe('');
+    await expectAccessible(page, artifacts, 'ru-auth-provider-buttons');
     upstream.script({ account: account.sub });
     await button.click();
     await page.waitForSelector('[data-testid=signed-in]');
     expect(page.url()).toContain('/oauth/providers/upstream/callback');
     expect(await page.textContent('[data-testid=signed-in]')).toBe('Вы вошли');
-    expect(await accessibilityViolations(page)).toBe('');
+    await expectAccessible(page, artifacts, 'ru-provider-signed-in');
     // The session is real: its refresh cookie gives an access token for the account.
     const refreshed = await page.evaluate(async () => {
       const response = await fetch('/api/v2/identity/auth/refresh', { method: 'POST' });

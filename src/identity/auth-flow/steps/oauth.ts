@@ -16,14 +16,15 @@ export const oauthStepStartPath = (providerId: string, token: string) =>
  * Built-in step `oauth` (login): a third-party provider as one step of the funnel, configured with the
  * provider's id (`settings: { "provider": "google" }`). The screen gives the address that sends the
  * browser to the provider (`data.oauth.startUrl`, plus `return_to`); the callback applies the account
- * rules and keeps the account it resolved to for this flow's token; the client then submits this step
- * (no input), which takes that account once and lets the rest of the funnel run (e.g. a TOTP step).
- * Before the provider answered: 409 `oauth_pending`.
+ * rules, keeps the account it resolved to for this flow's token and returns the browser with a proof
+ * (`oauth_proof`); the client then submits this step with `{ proof }`, which takes that account once
+ * and lets the rest of the funnel run (e.g. a TOTP step). Before the provider answered, or without the
+ * right proof: 409 `oauth_pending`.
  */
 export function createOAuthStep(deps: {
   issuer: string;
   providers: OAuthProviderRegistry;
-}): AuthFlowStep<Record<string, never>> {
+}): AuthFlowStep<{ proof?: string | undefined }> {
   const providerOf = (context: StepContext) => {
     const id = stepSettingsOf(context, 'oauth').provider;
     const provider = typeof id === 'string' ? deps.providers.get(id) : undefined;
@@ -40,8 +41,9 @@ export function createOAuthStep(deps: {
   return {
     id: 'oauth',
     flows: ['login'],
-    // Nothing comes from the client: what the provider said reached the server through its callback.
-    input: z.strictObject({}),
+    // What the provider said reached the server through its callback; the client brings only the
+    // proof that callback gave its browser (`oauth_proof` on the return address).
+    input: z.strictObject({ proof: z.string().max(100).optional() }),
     checkSettings(settings) {
       const id = settings?.provider;
       if (typeof id !== 'string') return 'the oauth step needs settings.provider, a provider id';
@@ -51,9 +53,11 @@ export function createOAuthStep(deps: {
     async prepare() {
       return { tempData: { oauthStepToken: randomSecret(32) } };
     },
-    async run(context) {
+    async run(context, { proof }) {
       const provider = providerOf(context);
-      const userId = await takeStepResult(context.db, tokenOf(context), provider.id, context.clock.now());
+      const userId = proof
+        ? await takeStepResult(context.db, tokenOf(context), provider.id, proof, context.clock.now())
+        : undefined;
       if (!userId) {
         throw new ApiError(409, 'oauth_pending', `Sign in with ${provider.name} first.`, {
           provider: provider.id,
