@@ -123,9 +123,10 @@ describe('sign-in steps in a real browser', { timeout: 120_000 }, () => {
       }
       const lockout = page.getByRole('alert');
       const say = (wait: string) => `Слишком много неудачных попыток входа. Попробуйте снова через ${wait}.`;
-      // 30 seconds, or 29 when a second turned while the answer was on its way.
+      // 30 seconds, or a little less on a busy machine (the wait runs from the failure, on the server).
       const start = Number(await lockout.getAttribute('data-retry-after'));
-      expect([29, 30]).toContain(start);
+      expect(start).toBeGreaterThanOrEqual(25);
+      expect(start).toBeLessThanOrEqual(30);
       expect(await lockout.textContent()).toBe(say(`${start} секунд`));
       await expectAccessible(page, artifacts, 'lockout-ru');
       const signIn = page.getByRole('button', { name: 'Войти', exact: true });
