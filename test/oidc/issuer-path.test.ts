@@ -3,7 +3,9 @@ import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { createTestClient, createTestUser } from '../support/fixtures.js';
+import { ReferenceDataClient } from '../../src/platform/client/reference-data-client.js';
+import { serviceTokenProvider } from '../../src/platform/client/service-token-provider.js';
+import { createServiceClient, createTestClient, createTestUser } from '../support/fixtures.js';
 import { HttpBrowser } from '../support/http-browser.js';
 import {
   buildAuthorizationRequest,
@@ -72,6 +74,27 @@ describe('an issuer with a path (https://host/idp)', () => {
     const cookies = browser.cookiePaths();
     expect(cookies.length).toBeGreaterThan(0);
     for (const cookie of cookies) expect(cookie.path, cookie.name).toMatch(/^\/idp(\/|$)/);
+  });
+
+  it('serves the platform client given the issuer as its base: reference data under the path', async () => {
+    const scope = 'service:platform.reference-data.read';
+    const { client, clientSecret } = await createServiceClient(service.service.db, [scope]);
+    const reader = new ReferenceDataClient({
+      baseUrl: service.issuer,
+      accessToken: serviceTokenProvider({
+        issuer: service.issuer,
+        clientId: client.clientId,
+        clientSecret: clientSecret!,
+        scope,
+      }),
+      events: service.service.events.bus,
+    });
+    try {
+      await reader.start();
+      expect(reader.list('level').length).toBeGreaterThan(0);
+    } finally {
+      reader.close();
+    }
   });
 
   it('works in a host that already mounted it at the issuer’s path (as koa-mount does)', async () => {
