@@ -49,7 +49,9 @@ describe('an issuer with a path (https://host/idp)', () => {
   it('signs a user in through discovery, the pages and the token endpoint, cookies kept under the path', async () => {
     const { db } = service.service;
     const user = await createTestUser(db);
-    const { client } = await createTestClient(db);
+    const { client } = await createTestClient(db, {
+      postLogoutRedirectUris: ['http://localhost:8080/signed-out'],
+    });
     const config = await discover(service.issuer, client.clientId);
     const browser = new HttpBrowser(origin);
 
@@ -74,6 +76,19 @@ describe('an issuer with a path (https://host/idp)', () => {
     const cookies = browser.cookiePaths();
     expect(cookies.length).toBeGreaterThan(0);
     for (const cookie of cookies) expect(cookie.path, cookie.name).toMatch(/^\/idp(\/|$)/);
+
+    // RP-initiated logout under the path: the single-logout page, the refresh token revoked.
+    const endSession = new URL(config.serverMetadata().end_session_endpoint!);
+    expect(endSession.pathname).toBe('/idp/oauth/end_session');
+    endSession.search = new URLSearchParams({
+      id_token_hint: tokens.id_token!,
+      post_logout_redirect_uri: 'http://localhost:8080/signed-out',
+    }).toString();
+    const loggedOut = await browser.navigate(endSession.toString());
+    expect(new URL(loggedOut.url).pathname).toBe('/idp/en/auth/single-logout');
+    await expect(oidc.refreshTokenGrant(config, refreshed.refresh_token!)).rejects.toMatchObject({
+      error: 'invalid_grant',
+    });
   });
 
   it('serves the platform client given the issuer as its base: reference data under the path', async () => {
