@@ -36,6 +36,10 @@ export default defineConfig({
     exclude: ['**/node_modules/**', ...missing.map((need) => need.files)],
     globalSetup: ['test/support/global-setup.ts'],
     pool: 'forks',
+    // A worker loads the module graph (koa, oidc-provider, the service) once for all its files instead
+    // of once per file: import was most of a small file's time. Files still get a database and a
+    // service of their own; what modules keep (keys, hashes of fixture passwords) is per process anyway.
+    isolate: false,
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Each test file gets a database of its own, so files run in parallel: at least two workers (vitest's

@@ -74,6 +74,12 @@ export const defaults = {
    * database which clients changed: a client changed through another node takes effect here within it.
    */
   clientCache: { changePollMilliseconds: 5_000 },
+  /**
+   * Per service: argon2id parameters of new password hashes and of the decoy checked for unknown users
+   * (OWASP's recommendation: m=19456 KiB, t=2, p=1). A hash is checked at the parameters it was made
+   * with, so changing them never locks anyone out. Tests use cheaper ones (test/support/test-service.ts).
+   */
+  passwordHashing: { memoryCost: 19456, timeCost: 2, parallelism: 1 },
   /** Failed logins (spec: Limits; src/identity/brute-force). */
   lockout: {
     /** Per account and source: after `failures` in a row, wait `lockSeconds` (highest rung first). */
@@ -151,6 +157,7 @@ export interface SettingsOverrides {
   >;
   sessions?: Partial<ServiceSettings['sessions']>;
   clientCache?: Partial<ServiceSettings['clientCache']>;
+  passwordHashing?: Partial<ServiceSettings['passwordHashing']>;
   rateLimits?: Record<string, RateLimitSetting>;
   /** The lockout ladder: rungs of `failures` in a row → `lockSeconds` (any order; at least one rung). */
   lockout?: { ladder?: ServiceSettings['lockout']['ladder'] };
@@ -170,6 +177,7 @@ export function resolveSettings(overrides: SettingsOverrides = {}): ServiceSetti
   Object.assign(settings.lifetimes, overrides.lifetimes);
   Object.assign(settings.sessions, overrides.sessions);
   Object.assign(settings.clientCache, overrides.clientCache);
+  Object.assign(settings.passwordHashing, overrides.passwordHashing);
   Object.assign(settings.rateLimits, overrides.rateLimits);
   if (overrides.lockout?.ladder) {
     if (overrides.lockout.ladder.length === 0) throw new Error('settings.lockout.ladder needs a rung');

@@ -130,8 +130,10 @@ export async function createIdentity(deps: IdentityDeps): Promise<Identity> {
   const { registry: transports, developmentMessages } = configuredTransports(config, logger, deps.transports);
   const messaging = { db, clock, transports, rateLimits, logger };
   const notifications = new SecurityNotifications({ transports, messages: Messages.load(), logger });
+  const { passwordHashing } = deps.settings;
   const passwordDeps: PasswordDeps = {
     ...messaging,
+    passwordHashing,
     issuer: config.issuer,
     revokeOtherSessions: (trx, userId, exceptSessionId) =>
       revokeUserSessions(
@@ -166,6 +168,7 @@ export async function createIdentity(deps: IdentityDeps): Promise<Identity> {
   const flows = new AuthFlowEngine(db, clock, steps, new StoredFunnels(db), {
     planner: new UserFunnelPlanner(authMethods),
     finishers: { registration: createAccountFinisher(authMethods) },
+    passwordHashing,
   });
   const signing: MainAuthSigning = {
     key: deps.mainAuthKey,
@@ -185,7 +188,7 @@ export async function createIdentity(deps: IdentityDeps): Promise<Identity> {
     apiPrefix: identityApiPrefix,
     brand: config.brand ?? brandFrom({}),
   });
-  await prepareDecoyHash();
+  await prepareDecoyHash(passwordHashing);
 
   const routers: Router[] = [
     qrApprovePageRoutes(),
@@ -211,7 +214,7 @@ export async function createIdentity(deps: IdentityDeps): Promise<Identity> {
           apiPrefix: identityApiPrefix,
         }),
         securitySessionRoutes({ db, clock, sessionPolicy }),
-        reauthenticationRoutes({ ...messaging, totp, sessionPolicy }),
+        reauthenticationRoutes({ ...messaging, totp, sessionPolicy, passwordHashing }),
         authMethodRoutes({ clock, manager: new AuthMethodManager(db, authMethods, notifications) }),
         savedAccountRoutes({ db, clock }),
         linkedProviderRoutes({
@@ -219,7 +222,7 @@ export async function createIdentity(deps: IdentityDeps): Promise<Identity> {
           linkedProviders: new LinkedProviders(db, oauthProviders),
           federation,
         }),
-        firstPasswordRoutes({ db, clock, notifications }),
+        firstPasswordRoutes({ db, clock, notifications, passwordHashing }),
         inboundLoginRoutes({ db, clock, rateLimits, signing, apiPrefix: identityApiPrefix }),
         qrLoginRoutes({ db, clock, rateLimits }),
         passwordRoutes(passwordDeps),
@@ -234,6 +237,7 @@ export async function createIdentity(deps: IdentityDeps): Promise<Identity> {
       db,
       clock,
       notifications,
+      passwordHashing,
       issuer: config.issuer,
       brand: config.brand ?? brandFrom({}),
     }),

@@ -387,6 +387,7 @@ describe('sessions after a password change or reset', () => {
     transports: service.service.transports,
     rateLimits: service.service.rateLimits,
     issuer: service.issuer,
+    passwordHashing: service.service.settings.passwordHashing,
     async revokeOtherSessions(trx: Knex.Transaction, userId: string, exceptSessionId?: string) {
       revoked.push({ userId, except: exceptSessionId, inTransaction: trx.isTransaction === true });
       return 2;

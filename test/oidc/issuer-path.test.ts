@@ -1,3 +1,6 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Koa from 'koa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createTestClient, createTestUser } from '../support/fixtures.js';
@@ -69,5 +72,34 @@ describe('an issuer with a path (https://host/idp)', () => {
     const cookies = browser.cookiePaths();
     expect(cookies.length).toBeGreaterThan(0);
     for (const cookie of cookies) expect(cookie.path, cookie.name).toMatch(/^\/idp(\/|$)/);
+  });
+
+  it('works in a host that already mounted it at the issuer’s path (as koa-mount does)', async () => {
+    const host = new Koa();
+    host.keys = service.service.app.keys;
+    // koa-mount('/idp', ...): the path stripped, the prefix in ctx.mountPath.
+    host.use(async (ctx, next) => {
+      if (!ctx.path.startsWith('/idp/')) return next();
+      const outer = ctx.path;
+      ctx.path = outer.slice('/idp'.length);
+      (ctx as { mountPath?: string }).mountPath = '/idp';
+      await service.service.middleware(ctx, next);
+      ctx.path = outer;
+    });
+    host.use((ctx) => {
+      ctx.status = 404;
+      ctx.body = { error: 'host_not_found' };
+    });
+    const server = http.createServer(host.callback());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const at = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const discovery = await fetch(`${at}/idp/.well-known/openid-configuration`);
+      expect(((await discovery.json()) as { issuer: string }).issuer).toBe(service.issuer);
+      expect(await (await fetch(`${at}/idp/nowhere`)).json()).toEqual({ error: 'host_not_found' });
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });

@@ -5,6 +5,7 @@ import { savePasswordHash } from '../../src/identity/passwords/password-credenti
 import { hashPassword } from '../../src/identity/passwords/password-hash.js';
 import { insertUser, type NewUser, type User } from '../../src/identity/users/user.js';
 import { createClient, type NewClient } from '../../src/oidc/models/oauth-client.js';
+import { testPasswordHashing } from './test-service.js';
 
 export const defaultPassword = 'correct horse battery staple';
 
@@ -19,14 +20,14 @@ export function uniquePhone(): string {
 const passwordHashes = new Map<string, Promise<string>>();
 
 /**
- * A real argon2id hash of `password` at the production parameters, made once per test process: a
- * fixture's users differ in salt only, which no test of theirs is about (tests of hashing itself call
- * hashPassword). Signing in still verifies the hash at full cost.
+ * A real argon2id hash of `password` at the test services' parameters (testPasswordHashing), made once
+ * per test process: a fixture's users differ in salt only, which no test of theirs is about (tests of
+ * hashing itself call hashPassword). A hash is checked at the parameters it was made with.
  */
 function fixturePasswordHash(password: string): Promise<string> {
   let hash = passwordHashes.get(password);
   if (!hash) {
-    hash = hashPassword(password);
+    hash = hashPassword(password, testPasswordHashing);
     passwordHashes.set(password, hash);
   }
   return hash;

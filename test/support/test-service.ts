@@ -11,6 +11,13 @@ import { createLogger, type Logger } from '../../src/logger.js';
 import { createIdentityService, type IdentityService } from '../../src/service.js';
 import { createTestDatabase } from './database.js';
 
+/**
+ * argon2id parameters of the services tests start (and of fixture users' hashes): the cheapest argon2
+ * allows, ~50 times less work than production's per sign-in. What the parameters are doesn't change
+ * what a test checks; test/identity/password-hashing.test.ts proves production's are the default.
+ */
+export const testPasswordHashing = { memoryCost: 1024, timeCost: 1, parallelism: 1 };
+
 let sharedSecrets: Secrets | undefined;
 
 /** One set of keys per test process: RSA generation is the slow part of starting a service. */
@@ -46,7 +53,7 @@ export interface TestServiceOptions {
   logger?: Logger;
   /** Third-party identity providers (oauth_provider plugins). */
   oauthProviders?: OAuthProviderConfig[];
-  /** Instead of the defaults of src/defaults.ts. */
+  /** Instead of the defaults of src/defaults.ts (passwordHashing: testPasswordHashing unless given). */
   settings?: SettingsOverrides;
   /** The issuer's path (e.g. '/idp'): the service answers under it. */
   issuerPath?: string;
@@ -61,6 +68,9 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     response.end();
   };
   const server = http.createServer((request, response) => handler(request, response));
+  // As src/run-service.ts: longer than any client's idle timeout (undici's is 4 s), so a client never
+  // reuses a kept-alive connection the server is closing at that moment (ECONNRESET on a busy machine).
+  server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const issuer = `http://127.0.0.1:${port}${options.issuerPath ?? ''}`;
@@ -80,7 +90,10 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     secrets: { ...testSecrets(), ...options.secrets },
     ...(options.transports ? { transports: options.transports } : {}),
     ...(options.oauthProviders ? { oauthProviders: options.oauthProviders } : {}),
-    ...(options.settings ? { settings: options.settings } : {}),
+    settings: {
+      ...options.settings,
+      passwordHashing: options.settings?.passwordHashing ?? testPasswordHashing,
+    },
   });
   handler = service.app.callback();
   return {

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
+import { defaults } from '../../defaults.js';
 import { ApiError } from '../../http/api-error.js';
 import {
   advanceFlowSession,
@@ -12,6 +13,7 @@ import {
   type FlowPlan,
   type FlowSession,
 } from './flow-session.js';
+import type { PasswordHashing } from '../passwords/password-hash.js';
 import type { FunnelStep } from './funnel-steps.js';
 import { fallbackScreen } from './step-screens.js';
 import type { RequestInfo, StepContext, StepScreen } from './step.js';
@@ -63,6 +65,8 @@ export interface AuthFlowEngineOptions {
   /** Makes a login's funnel the identified user's own; absent = the configured funnel for everyone. */
   planner?: UserFunnelPlanner;
   finishers?: Partial<Record<FlowKind, FlowFinisher>>;
+  /** Default: src/defaults.ts passwordHashing. */
+  passwordHashing?: PasswordHashing;
 }
 
 export interface SubmitOptions<Completion> {
@@ -235,7 +239,8 @@ export class AuthFlowEngine {
   }
 
   #context(session: FlowSession, request: RequestInfo): StepContext {
-    return { db: this.db, clock: this.clock, session, request };
+    const passwordHashing = this.options.passwordHashing ?? defaults.passwordHashing;
+    return { db: this.db, clock: this.clock, passwordHashing, session, request };
   }
 
   /** Runs the `prepare` of the next screen's steps; answers the tempData they add. */

@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import type { RequestInfo } from '../../http/request-info.js';
+import type { PasswordHashing } from '../passwords/password-hash.js';
 import type { FlowKind, FlowSession } from './flow-session.js';
 
 /** Who is asking (src/http/request-info.ts): what rate limits, lockout and the audit log need. */
@@ -10,6 +11,8 @@ export type { RequestInfo };
 export interface StepContext {
   db: Database;
   clock: Clock;
+  /** The service's argon2id parameters (src/defaults.ts passwordHashing). */
+  passwordHashing: PasswordHashing;
   session: FlowSession;
   request: RequestInfo;
 }

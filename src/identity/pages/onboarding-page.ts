@@ -19,6 +19,7 @@ import { saveUserLanguage, saveUserName } from '../onboarding/onboarding-profile
 import { nextOnboardingStep, onboardingSteps, type OnboardingStep } from '../onboarding/onboarding-steps.js';
 import { setFirstPassword } from '../passwords/first-password.js';
 import { findPasswordHash } from '../passwords/password-credential.js';
+import type { PasswordHashing } from '../passwords/password-hash.js';
 import { maximumPasswordLength, minimumPasswordLength } from '../passwords/password-policy.js';
 import { avatarTooLarge, checkAvatarImage, maximumAvatarBytes } from '../users/avatar-image.js';
 import { saveAvatar } from '../users/avatars.js';
@@ -28,6 +29,7 @@ export interface OnboardingPageDependencies {
   db: Database;
   clock: Clock;
   notifications: SecurityNotifications;
+  passwordHashing: PasswordHashing;
   /** The service's public origin: the avatar's address in the `picture` claim is absolute. */
   issuer: string;
   brand: Brand;

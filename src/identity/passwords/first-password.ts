@@ -6,7 +6,7 @@ import type { RequestInfo } from '../auth-flow/step.js';
 import type { SecurityNotifications } from '../notifications/security-notifications.js';
 import { findUserById } from '../users/user.js';
 import { findPasswordHash, savePasswordHash } from './password-credential.js';
-import { hashPassword } from './password-hash.js';
+import { hashPassword, type PasswordHashing } from './password-hash.js';
 import { assertPasswordAcceptable } from './password-policy.js';
 import { passwordMismatch } from './password-reset.js';
 
@@ -14,6 +14,7 @@ export interface FirstPasswordDeps {
   db: Database;
   clock: Clock;
   notifications: SecurityNotifications;
+  passwordHashing: PasswordHashing;
 }
 
 const passwordAlreadySet = () =>
@@ -35,7 +36,7 @@ export async function setFirstPassword(
     throw new ApiError(401, 'unauthorized', 'This account is not active.');
   if (await findPasswordHash(deps.db, user.id)) throw passwordAlreadySet();
   assertPasswordAcceptable(change.newPassword, [user.email ?? '', user.phone ?? '']);
-  const hash = await hashPassword(change.newPassword);
+  const hash = await hashPassword(change.newPassword, deps.passwordHashing);
   await deps.db.transaction(async (trx) => {
     await trx('users').where({ id: user.id }).forUpdate().first('id');
     if (await findPasswordHash(trx, user.id)) throw passwordAlreadySet();

@@ -53,7 +53,7 @@ export async function changePassword(
   // The session is the attempt's source: a stolen token can't guess on from address after address.
   const attempt = { userId: user.id, ip: change.ip, sessionId: change.sessionId };
   const claim = await assertLoginAllowed(protection, attempt);
-  if (!(await verifyPassword(storedHash, change.currentPassword))) {
+  if (!(await verifyPassword(storedHash, change.currentPassword, deps.passwordHashing))) {
     await recordLoginFailure(protection, {
       ...attempt,
       identifier,
@@ -65,7 +65,7 @@ export async function changePassword(
   }
   await releaseLoginAttempt(protection, { ...attempt, claim });
   assertPasswordAcceptable(change.newPassword, [user.email ?? '', user.phone ?? '']);
-  const hash = await hashPassword(change.newPassword);
+  const hash = await hashPassword(change.newPassword, deps.passwordHashing);
   const result = await deps.db.transaction(async (trx) => {
     const now = deps.clock.now();
     await savePasswordHash(trx, user.id, hash, now);

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { SecurityNotifications } from '../notifications/security-notifications.js';
+import type { PasswordHashing } from './password-hash.js';
 import type { VerificationDeps } from '../verification/verification-codes.js';
 
 /**
@@ -26,4 +27,5 @@ export interface PasswordDeps extends VerificationDeps {
   recordSessionAuthentication: RecordSessionAuthentication;
   /** Tells the user their password was changed or reset. */
   notifications: SecurityNotifications;
+  passwordHashing: PasswordHashing;
 }

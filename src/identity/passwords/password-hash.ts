@@ -1,11 +1,12 @@
 import crypto from 'node:crypto';
 import argon2 from 'argon2';
+import { defaults, type ServiceSettings } from '../../defaults.js';
 
 /**
- * argon2id at OWASP's recommended parameters (m=19456 KiB, t=2, p=1). argon2 runs on libuv's thread
- * pool, so hashing never blocks the event loop.
+ * argon2id parameters of new hashes (src/defaults.ts: OWASP's m=19456 KiB, t=2, p=1). argon2 runs on
+ * libuv's thread pool, so hashing never blocks the event loop.
  */
-const options = { type: argon2.argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
+export type PasswordHashing = ServiceSettings['passwordHashing'];
 
 /**
  * Passwords are hashed and checked in Unicode normalization form NFKC (OWASP ASVS 5 6.2.x, NIST SP
@@ -16,8 +17,11 @@ export function normalizePassword(password: string): string {
   return password.normalize('NFKC');
 }
 
-export function hashPassword(password: string): Promise<string> {
-  return argon2.hash(normalizePassword(password), options);
+export function hashPassword(
+  password: string,
+  hashing: PasswordHashing = defaults.passwordHashing,
+): Promise<string> {
+  return argon2.hash(normalizePassword(password), { type: argon2.argon2id, ...hashing });
 }
 
 /**
@@ -26,23 +30,34 @@ export function hashPassword(password: string): Promise<string> {
  */
 export type PasswordCheck = 'match' | 'match_unnormalized' | 'mismatch';
 
-let decoyHash: Promise<string> | undefined;
+/** One decoy per set of parameters (a process may run services with different ones, as tests do). */
+const decoyHashes = new Map<string, Promise<string>>();
+
+function decoyHash(hashing: PasswordHashing): Promise<string> {
+  const key = `${hashing.memoryCost}:${hashing.timeCost}:${hashing.parallelism}`;
+  let decoy = decoyHashes.get(key);
+  if (!decoy) {
+    decoy = hashPassword(crypto.randomBytes(16).toString('base64url'), hashing);
+    decoyHashes.set(key, decoy);
+  }
+  return decoy;
+}
 
 /**
  * Checks a password against a stored hash: its NFKC form, then, for a hash made before passwords were
  * normalized, the password as typed if that differs. With no hash (unknown user, or a user without a
- * password), a decoy hash of the same cost is checked the same number of times instead, so the answer
- * takes the same time and nobody learns which identifiers exist.
+ * password), a decoy hash of the same cost (`hashing`, the service's parameters) is checked the same
+ * number of times instead, so the answer takes the same time and nobody learns which identifiers exist.
  */
 export async function checkPassword(
   storedHash: string | undefined,
   password: string,
+  hashing: PasswordHashing = defaults.passwordHashing,
 ): Promise<PasswordCheck> {
   const normalized = normalizePassword(password);
   const typedDiffers = normalized !== password;
   if (storedHash === undefined) {
-    decoyHash ??= hashPassword(crypto.randomBytes(16).toString('base64url'));
-    const decoy = await decoyHash;
+    const decoy = await decoyHash(hashing);
     await verify(decoy, normalized);
     if (typedDiffers) await verify(decoy, password);
     return 'mismatch';
@@ -55,8 +70,12 @@ export async function checkPassword(
 }
 
 /** Verifies a password against a stored hash (see checkPassword); false with no hash, after the decoy. */
-export async function verifyPassword(storedHash: string | undefined, password: string): Promise<boolean> {
-  return (await checkPassword(storedHash, password)) !== 'mismatch';
+export async function verifyPassword(
+  storedHash: string | undefined,
+  password: string,
+  hashing: PasswordHashing = defaults.passwordHashing,
+): Promise<boolean> {
+  return (await checkPassword(storedHash, password, hashing)) !== 'mismatch';
 }
 
 async function verify(hash: string, password: string): Promise<boolean> {
@@ -68,7 +87,6 @@ async function verify(hash: string, password: string): Promise<boolean> {
 }
 
 /** Warms the decoy so the first unknown-identifier login is not slower than the others. */
-export async function prepareDecoyHash(): Promise<void> {
-  decoyHash ??= hashPassword(crypto.randomBytes(16).toString('base64url'));
-  await decoyHash;
+export async function prepareDecoyHash(hashing: PasswordHashing = defaults.passwordHashing): Promise<void> {
+  await decoyHash(hashing);
 }

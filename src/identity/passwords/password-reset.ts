@@ -119,7 +119,7 @@ export async function resetPassword(
     throw new ApiError(400, 'invalid_code', 'This code is not right.');
   }
   assertPasswordAcceptable(request.password, [user.email ?? '', user.phone ?? '']);
-  const hash = await hashPassword(request.password);
+  const hash = await hashPassword(request.password, deps.passwordHashing);
   const result = await deps.db.transaction(async (trx) => {
     await confirmVerificationCode(deps, { ...code, userId: user.id }, trx);
     const now = deps.clock.now();

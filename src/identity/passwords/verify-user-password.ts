@@ -1,6 +1,6 @@
 import type { Queryable } from '../../db/database.js';
 import { findPasswordHash, replacePasswordHash } from './password-credential.js';
-import { checkPassword, hashPassword } from './password-hash.js';
+import { checkPassword, hashPassword, type PasswordHashing } from './password-hash.js';
 
 /**
  * Checks a user's password (same work and time for an unknown user or a user without a password:
@@ -12,11 +12,12 @@ export async function verifyUserPassword(
   userId: string | undefined,
   password: string,
   now: Date,
+  hashing: PasswordHashing,
 ): Promise<boolean> {
   const storedHash = userId ? await findPasswordHash(db, userId) : undefined;
-  const check = await checkPassword(storedHash, password);
+  const check = await checkPassword(storedHash, password, hashing);
   if (check === 'match_unnormalized') {
-    await replacePasswordHash(db, userId!, storedHash!, await hashPassword(password), now);
+    await replacePasswordHash(db, userId!, storedHash!, await hashPassword(password, hashing), now);
   }
   return check !== 'mismatch';
 }

@@ -8,7 +8,7 @@ import {
   releaseLoginAttempt,
 } from '../brute-force/login-protection.js';
 import { findPasswordHash } from '../passwords/password-credential.js';
-import { verifyPassword } from '../passwords/password-hash.js';
+import { verifyPassword, type PasswordHashing } from '../passwords/password-hash.js';
 import type { SessionPolicy } from '../sessions/session-policy.js';
 import { recordAuthentication, type Session } from '../sessions/sessions.js';
 import type { Identifier } from '../users/contact.js';
@@ -23,6 +23,7 @@ import { reauthenticationMethodsOf, type ReauthenticationMethod } from './reauth
 export interface ReauthenticationDeps extends VerificationDeps {
   totp: TotpDependencies;
   sessionPolicy: SessionPolicy;
+  passwordHashing: PasswordHashing;
 }
 
 /** What the user presents: the password, an authenticator code, or a code sent to a verified contact. */
@@ -120,7 +121,9 @@ export async function reauthenticate(
 async function checkProof(deps: ReauthenticationDeps, user: User, proof: ReauthenticationProof) {
   const now = deps.clock.now();
   if (proof.method === 'password') {
-    if (!(await verifyPassword(await findPasswordHash(deps.db, user.id), proof.password))) {
+    if (
+      !(await verifyPassword(await findPasswordHash(deps.db, user.id), proof.password, deps.passwordHashing))
+    ) {
       throw new ApiError(400, 'invalid_password', 'The password is not right.');
     }
   } else if (proof.method === 'totp') {

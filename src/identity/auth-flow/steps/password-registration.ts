@@ -19,7 +19,7 @@ export const passwordRegistrationStep: AuthFlowStep<{
   id: 'password',
   flows: ['registration'],
   input: z.object({ password: z.string().max(1024).optional(), skip: formFlag.optional() }),
-  async run({ session }, { password, skip }) {
+  async run({ session, passwordHashing }, { password, skip }) {
     if (!password) {
       const optional = session.plan.steps?.password?.mandatory === false;
       if (!skip || !optional) {
@@ -29,7 +29,7 @@ export const passwordRegistrationStep: AuthFlowStep<{
     }
     const identifier = typeof session.tempData.identifier === 'string' ? [session.tempData.identifier] : [];
     assertPasswordAcceptable(password, identifier);
-    return { tempData: { passwordHash: await hashPassword(password) } };
+    return { tempData: { passwordHash: await hashPassword(password, passwordHashing) } };
   },
   screen: ({ session }) => ({
     title: 'Choose a password',

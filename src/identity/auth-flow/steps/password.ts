@@ -22,13 +22,13 @@ export const passwordStep: AuthFlowStep<{ password: string }> = {
   id: 'password',
   input: z.object({ password: z.string().min(1).max(1024) }),
   async run(context, { password }) {
-    const { db, clock, request } = context;
+    const { db, clock, request, passwordHashing } = context;
     const attempt = loginAttemptOf(context, 'password');
     const { userId } = attempt;
     const identifier = attempt.identifier ?? '';
     const protection = { db, clock };
     const claim = await assertLoginAllowed(protection, attempt);
-    if (!(await verifyUserPassword(db, userId, password, clock.now())) || !userId) {
+    if (!(await verifyUserPassword(db, userId, password, clock.now(), passwordHashing)) || !userId) {
       await recordLoginFailure(protection, { ...attempt, identifier, ...request, claim });
       throw invalidCredentials();
     }
