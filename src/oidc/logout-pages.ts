@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import type { KoaContextWithOIDC } from 'oidc-provider';
-import { basePath } from '../http/base-path.js';
+import { basePath, publicPath } from '../http/base-path.js';
 import { renderPage } from '../http/pages.js';
 import { pageLanguage } from '../i18n/page-language.js';
 import type { LogoutState } from './actions/end-session.js';
@@ -37,7 +37,7 @@ export async function logoutSource(ctx: KoaContextWithOIDC, form: string): Promi
     maxAge: 10 * 60 * 1000,
   });
   ctx.status = 303;
-  ctx.redirect(`${singleLogoutPath(lang)}#${fragment}`);
+  ctx.redirect(`${publicPath(ctx, singleLogoutPath(lang))}#${fragment}`);
 }
 
 const logoutXsrfCookie = 'logout_xsrf';

@@ -125,6 +125,13 @@ describe('onboarding after registration, in a real browser', { timeout: 120_000 
       await page.getByLabel('Photo').setInputFiles({ name: 'big.png', mimeType: 'image/png', buffer: huge });
       await press(page, 'Save and continue');
       await page.getByText('The image is larger than 2 MB. Choose a smaller one.').waitFor();
+      // Far larger: refused before the body is read, with the same words.
+      const enormous = Buffer.concat([png, Buffer.alloc(9 * 1024 * 1024)]);
+      await page
+        .getByLabel('Photo')
+        .setInputFiles({ name: 'poster.png', mimeType: 'image/png', buffer: enormous });
+      await Promise.all([page.waitForNavigation(), press(page, 'Save and continue')]);
+      await page.getByText('The image is larger than 2 MB. Choose a smaller one.').waitFor();
       await page.getByLabel('Photo').setInputFiles({ name: 'me.png', mimeType: 'image/png', buffer: png });
       await press(page, 'Save and continue');
 
@@ -205,6 +212,29 @@ describe('onboarding after registration, in a real browser', { timeout: 120_000 
       expect(claims).toMatchObject({ name: 'Иван Петров', given_name: 'Иван', family_name: 'Петров' });
       expect(claims).not.toHaveProperty('picture');
       expect(await findPasswordHash(service.service.db, claims.sub)).toBeDefined();
+    });
+  });
+
+  it('a registration on the service itself (no application) ends onboarded and signed in', async () => {
+    const email = uniqueEmail('direct');
+    await withPage(async (page) => {
+      await page.goto(service.url('/en/auth?register=1'));
+      await page.getByLabel('Email or phone').fill(email);
+      await press(page, 'Continue');
+      await page.getByLabel('Code').fill(codeTo(email));
+      await press(page, 'Continue');
+      await page.getByLabel('Password', { exact: true }).fill('seven purple elephants dancing');
+      await press(page, 'Continue');
+      await page.getByLabel('First name').fill('Grace');
+      await page.getByLabel('Last name').fill('Hopper');
+      await press(page, 'Continue');
+      await press(page, 'Skip');
+      await press(page, 'Skip');
+      await page.getByRole('heading', { name: 'You are signed in' }).waitFor();
+      await page.getByText('Grace Hopper', { exact: false }).waitFor();
+      // Onboarding is over: its pages are gone.
+      await page.goto(service.url('/en/auth/onboarding'));
+      await page.getByText('This page has expired.', { exact: false }).waitFor();
     });
   });
 

@@ -68,6 +68,9 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     response.end();
   };
   const server = http.createServer((request, response) => handler(request, response));
+  // As src/run-service.ts: longer than any client's idle timeout (undici's is 4 s), so a client never
+  // reuses a kept-alive connection the server is closing at that moment (ECONNRESET on a busy machine).
+  server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const issuer = `http://127.0.0.1:${port}${options.issuerPath ?? ''}`;

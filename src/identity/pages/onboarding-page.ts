@@ -21,7 +21,7 @@ import { setFirstPassword } from '../passwords/first-password.js';
 import { findPasswordHash } from '../passwords/password-credential.js';
 import type { PasswordHashing } from '../passwords/password-hash.js';
 import { maximumPasswordLength, minimumPasswordLength } from '../passwords/password-policy.js';
-import { checkAvatarImage, maximumAvatarBytes } from '../users/avatar-image.js';
+import { avatarTooLarge, checkAvatarImage, maximumAvatarBytes } from '../users/avatar-image.js';
 import { saveAvatar } from '../users/avatars.js';
 import { findUserById, type User } from '../users/user.js';
 
@@ -210,11 +210,13 @@ export function onboardingPageRoutes(deps: OnboardingPageDependencies): Router {
   router.post('/avatar', async (ctx) => {
     const found = await current(ctx);
     if (!found) return;
-    const form = await readMultipartForm(ctx.req, { maxFileBytes: maximumAvatarBytes });
-    if (form.fields.skip) return advance(ctx, 'avatar', found.onboarding, pageLanguage(ctx));
     await attempt(
       ctx,
       async () => {
+        // A body far over the limit is not read at all; up to it, the file's own size is judged.
+        if (Number(ctx.get('content-length')) > 4 * maximumAvatarBytes) throw avatarTooLarge();
+        const form = await readMultipartForm(ctx.req, { maxFileBytes: maximumAvatarBytes });
+        if (form.fields.skip) return advance(ctx, 'avatar', found.onboarding, pageLanguage(ctx));
         const image = await checkAvatarImage(
           form.files.avatar ?? { bytes: Buffer.alloc(0), truncated: false },
         );

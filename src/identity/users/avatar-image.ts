@@ -7,6 +7,9 @@ export const maximumAvatarBytes = 2 * 1024 * 1024;
 /** The image types a browser shows everywhere; anything else (SVG above all: it may carry script) is refused. */
 const acceptedTypes = new Set(['image/png', 'image/jpeg', 'image/webp']);
 
+export const avatarTooLarge = () =>
+  new ApiError(400, 'avatar_too_large', 'The image is larger than 2 MB.', { maxBytes: maximumAvatarBytes });
+
 export interface AvatarImage {
   contentType: string;
   bytes: Buffer;
@@ -20,11 +23,7 @@ export async function checkAvatarImage(upload: { bytes: Buffer; truncated: boole
   if (upload.bytes.length === 0) {
     throw new ApiError(400, 'avatar_missing', 'Choose an image file.');
   }
-  if (upload.truncated || upload.bytes.length > maximumAvatarBytes) {
-    throw new ApiError(400, 'avatar_too_large', 'The image is larger than 2 MB.', {
-      maxBytes: maximumAvatarBytes,
-    });
-  }
+  if (upload.truncated || upload.bytes.length > maximumAvatarBytes) throw avatarTooLarge();
   const type = await fileTypeFromBuffer(upload.bytes);
   if (!type || !acceptedTypes.has(type.mime)) {
     throw new ApiError(400, 'avatar_type', 'This file is not a PNG, JPEG or WebP image.');

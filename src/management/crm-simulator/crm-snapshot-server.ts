@@ -28,7 +28,7 @@ export type SnapshotServerMode = 'ok' | 'down' | 'garbage';
  * RS256 JWTs of the identity service's key set, `typ` at+jwt, issuer, audience, and the scope.
  */
 export function crmSnapshotServer(options: CrmSnapshotServerOptions) {
-  const keySet = createRemoteJWKSet(new URL('/.well-known/jwks.json', options.issuer));
+  const keySet = createRemoteJWKSet(new URL(`${options.issuer.replace(/\/+$/, '')}/.well-known/jwks.json`));
   const now = options.now ?? (() => new Date());
   const control = { mode: 'ok' as SnapshotServerMode, requests: 0 };
   const app = new Koa();

@@ -5,7 +5,7 @@ import { referenceDataChanged, referenceEntities, type ReferenceEntity } from '.
 import { definitionOf, entrySchemas, type ReferenceEntry } from '../reference-data/entities.js';
 
 export interface ReferenceDataClientOptions {
-  /** Origin of the identity service, e.g. https://id.example.com. */
+  /** The identity service's issuer URL, e.g. https://id.example.com or https://example.com/idp. */
   baseUrl: string;
   /**
    * A bearer token for the read endpoints: a service token with service:platform.reference-data.read
@@ -165,7 +165,9 @@ export class ReferenceDataClient {
   }
 
   async #load(entity: ReferenceEntity, cache: EntityCache): Promise<void> {
-    const url = new URL(`/api/v2/platform/reference/${definitionOf(entity).segment}`, this.#options.baseUrl);
+    // Appended, not resolved: a base with a path (https://host/idp) keeps it.
+    const base = this.#options.baseUrl.replace(/\/+$/, '');
+    const url = new URL(`${base}/api/v2/platform/reference/${definitionOf(entity).segment}`);
     const headers: Record<string, string> = {
       authorization: `Bearer ${await this.#options.accessToken()}`,
       // Read past the answering node's cache: it may not have heard the event yet.
