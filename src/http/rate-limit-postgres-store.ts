@@ -241,6 +241,7 @@ async function consumeAll(client: pg.Client, batch: PendingConsume[]): Promise<M
         batch.map((consume) => consume.key),
         batch.map((consume) => consume.points),
         batch.map((consume) => consume.expire),
+        // rate-limiter-flexible computes `expire` from the system clock; expiry is judged by the same.
         Date.now(),
       ],
     });

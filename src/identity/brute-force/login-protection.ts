@@ -156,6 +156,7 @@ export async function assertLoginAllowed(
   attempt: LoginAttempt,
 ): Promise<LoginClaim> {
   const claim = await claimFor(deps, attempt);
+  // How long this request waits is real elapsed time, not a rule of the service's clock.
   const deadline = Date.now() + claimWait.maxMilliseconds;
   for (
     let poll = claimWait.firstPollMilliseconds;

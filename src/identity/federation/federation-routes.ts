@@ -478,6 +478,7 @@ export class Federation {
     const interaction = await provider.Interaction.find(uid);
     if (!interaction || interaction.prompt.name !== 'login') throw new FederationError('expired_attempt');
     interaction.result = { login: { accountId, amr: [federatedAmr], remember: true } };
+    // The engine dates its interactions by the system clock; the remaining lifetime is counted by it too.
     await interaction.save(interaction.exp - Math.floor(Date.now() / 1000));
     ctx.status = 303;
     ctx.redirect(interaction.returnTo);
