@@ -58,6 +58,12 @@ describe('SSO pages in Russian and English', { timeout: 120_000 }, () => {
       await page.getByRole('heading', { name: "This code can't be approved" }).waitFor();
       expect(await page.getAttribute('html', 'lang')).toBe('en');
       await expectAccessible(page, artifacts, 'qr-approve-en');
+
+      // With a code in the fragment, the language links keep it (the address itself drops it).
+      await page.goto(service.url('/qr-approve.html?lang=en#token=qr-code-123'));
+      expect(new URL(page.url()).hash).toBe('');
+      const russian = await page.getByRole('link', { name: 'Русский' }).getAttribute('href');
+      expect(russian).toMatch(/#token=qr-code-123$/);
     } finally {
       await context.close();
     }

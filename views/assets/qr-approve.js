@@ -5,6 +5,15 @@
   var script = document.currentScript;
   var token = new URLSearchParams(window.location.hash.slice(1)).get('token');
   history.replaceState(null, '', window.location.pathname);
+  // The address no longer shows the token; the language links carry it, so switching keeps the approval.
+  // (The switch comes after this script in the page.)
+  if (token) {
+    document.addEventListener('DOMContentLoaded', function () {
+      document.querySelectorAll('nav.languages a').forEach(function (link) {
+        link.hash = 'token=' + encodeURIComponent(token);
+      });
+    });
+  }
   function show(id, reason) {
     ['checking', 'ask', 'done', 'failed'].forEach(function (name) {
       document.getElementById(name).hidden = name !== id;
