@@ -152,3 +152,19 @@ export async function endFlowSession(db: Queryable, id: string): Promise<boolean
       .delete()) > 0
   );
 }
+
+/**
+ * Whom the live flow holding this `oauth` step token has identified already (an earlier step of its
+ * funnel), if anyone: the provider's callback must then meet that account and create or link nothing.
+ */
+export async function identifiedUserOfOAuthStep(
+  db: Queryable,
+  stepToken: string,
+  now: Date,
+): Promise<string | undefined> {
+  const row: { user_id: string | null } | undefined = await db('auth_flow_sessions')
+    .whereRaw(`temp_data->>'oauthStepToken' = ?`, [stepToken])
+    .where('expires_at', '>', now)
+    .first('user_id');
+  return row?.user_id ?? undefined;
+}

@@ -14,6 +14,7 @@ export const federationErrorReasons = [
   'missing_subject',
   'unknown_provider',
   'subject_linked_elsewhere',
+  'not_linked_to_this_account',
   'account_disabled',
   'sign_in_first',
   'second_factor_required',

@@ -22,7 +22,8 @@ import type { User } from '../users/user.js';
 import { completeSignIn } from '../sessions/complete-sign-in.js';
 import type { MainAuthSigning } from '../sessions/main-auth-tokens.js';
 import { setRefreshCookie } from '../sessions/refresh-cookie.js';
-import { linkProvider, resolveFederatedSignIn } from './federated-accounts.js';
+import { identifiedUserOfOAuthStep } from '../auth-flow/flow-session.js';
+import { findLinkedProvider, linkProvider, resolveFederatedSignIn } from './federated-accounts.js';
 import { federationCookies, attemptLifetimeMs, pendingLinkLifetimeMs } from './federation-cookies.js';
 import { FederationError } from './federation-error.js';
 import { recordStepResult } from './federation-step-results.js';
@@ -429,6 +430,13 @@ export class Federation {
     const now = clock.now();
     const request = requestInfo(ctx);
     const result = await db.transaction(async (trx) => {
+      // A funnel that identified the person before this step: the provider account must already be
+      // theirs. No account rules run (they would link or create an account for a sign-in that fails).
+      const identified = await identifiedUserOfOAuthStep(trx, stepToken, now);
+      if (identified !== undefined) {
+        const linked = await findLinkedProvider(trx, provider.id, identity.subject);
+        if (linked?.userId !== identified) throw new FederationError('not_linked_to_this_account');
+      }
       const outcome = await resolveFederatedSignIn(trx, provider.id, identity, request, now, {
         funnelContinues: true,
       });

@@ -189,6 +189,68 @@ describe('the oauth step of a funnel', () => {
     expect(guessed.body.error).toBe('oauth_pending');
   });
 
+  it('after an earlier step identified someone: only a provider account linked to them, nothing created', async () => {
+    const user = await createTestUser(db());
+    // Linked through a one-step funnel first (the provider vouched for the user's email).
+    await setLoginFunnel([oauthStep]);
+    const linked = upstreamAccount(user.email!);
+    const first = await client.start('login');
+    const firstStart = (first.screen[0]!.data!.oauth as { startUrl: string }).startUrl;
+    const linkedLanding = await throughProvider(
+      new HttpBrowser(service.issuer),
+      `${firstStart}&return_to=/en/auth`,
+      linked.sub,
+    );
+    const firstProof = new URL(linkedLanding.url).searchParams.get('oauth_proof')!;
+    expect((await client.step(first.sessionId, 'oauth', { proof: firstProof })).body.userId).toBe(user.id);
+
+    // Now the provider comes after the password, as a second check of the same person.
+    await setLoginFunnel([...baseLogin, { ...oauthStep, order: 30 }]);
+    const passwordFirst = async (ip: string) => {
+      const started = await client.start('login', { ip });
+      const identified = await client.pass(
+        started.sessionId,
+        'phone-email',
+        { identifier: user.email },
+        { ip },
+      );
+      const atOAuth = await client.pass(
+        identified.sessionId,
+        'password',
+        { password: user.password },
+        { ip },
+      );
+      expect(atOAuth.nextStep).toBe('oauth');
+      return atOAuth;
+    };
+    // A provider account of nobody here: refused at the callback, and no account made for it.
+    const ip = randomIp();
+    const stranger = upstreamAccount();
+    const atOAuth = await passwordFirst(ip);
+    const start = (atOAuth.screen[0]!.data!.oauth as { startUrl: string }).startUrl;
+    const refused = await throughProvider(
+      new HttpBrowser(service.issuer),
+      `${start}&return_to=/en/auth`,
+      stranger.sub,
+    );
+    expect(refused.status).toBe(400);
+    expect(refused.html).toContain('is not linked to the account signing in');
+    expect(await db()('users').where({ email: stranger.email })).toHaveLength(0);
+    expect(await db()('user_auth_methods').where({ external_subject: stranger.sub })).toHaveLength(0);
+
+    // The account linked to this user: the funnel completes as that user.
+    const again = await passwordFirst(ip);
+    const againStart = (again.screen[0]!.data!.oauth as { startUrl: string }).startUrl;
+    const landed = await throughProvider(
+      new HttpBrowser(service.issuer),
+      `${againStart}&return_to=/en/auth`,
+      linked.sub,
+    );
+    const proof = new URL(landed.url).searchParams.get('oauth_proof')!;
+    const done = await client.step(again.sessionId, 'oauth', { proof }, { ip });
+    expect(done.body).toMatchObject({ status: 'completed', userId: user.id });
+  });
+
   it('on /:lang/auth for an OIDC client: the step’s button, the provider, back at the client', async () => {
     await setLoginFunnel([oauthStep]);
     const account = upstreamAccount();
