@@ -5,13 +5,18 @@ import type { Configuration } from 'openid-client';
 import { assertLoginAllowed, recordLoginFailure } from '../../src/identity/brute-force/login-protection.js';
 import { buildAuthorizationRequest, discover } from '../support/relying-party.js';
 import { startTestService, type TestService } from '../support/test-service.js';
+import { defaults } from '../../src/defaults.js';
+import { savePasswordHash } from '../../src/identity/passwords/password-credential.js';
+import { hashPassword } from '../../src/identity/passwords/password-hash.js';
 
 let service: TestService;
 let config: Configuration;
 let authorizationUrl: () => Promise<string>;
 
 beforeAll(async () => {
-  service = await startTestService();
+  // The production argon2id parameters (tests elsewhere hash at the cheapest): the timing test compares
+  // a real verification with the decoy's.
+  service = await startTestService({ settings: { passwordHashing: defaults.passwordHashing } });
   const { client } = await createTestClient(service.service.db);
   config = await discover(service.issuer, client.clientId);
   authorizationUrl = async () => (await buildAuthorizationRequest(config)).url.toString();
@@ -46,6 +51,8 @@ describe('the login funnel pages', () => {
 
   it('answers an unknown identifier exactly like a wrong password, in the same time', async () => {
     const user = await createTestUser(service.service.db);
+    const hash = await hashPassword(user.password, defaults.passwordHashing);
+    await savePasswordHash(service.service.db, user.id, hash, new Date());
     const wrongPassword: number[] = [];
     const unknownIdentifier: number[] = [];
     let answers: Page[] = [];
