@@ -131,10 +131,9 @@ export function clientRateLimiting(deps: {
     }
     await next();
     if (countIfIssued && ctx.status === 200) {
-      // Not awaited: the tokens are issued, and the answer need not wait a database round trip for
-      // the count. It is queued now, before the answer leaves, so the client's next request (its check
-      // queued after it, rate-limit-postgres-store.ts keeps their order) sees it.
-      void rateLimits.count(clientRateLimits.token, client.clientId).catch((error: unknown) => {
+      // Awaited before the answer leaves: a count still in flight let the client's next request pass
+      // its check on PostgreSQL (two batches on two connections are not ordered).
+      await rateLimits.count(clientRateLimits.token, client.clientId).catch((error: unknown) => {
         warnings.warn(
           'oauth_rate_limit_not_counted',
           { path: ctx.path, error: String(error) },
