@@ -1,11 +1,11 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../support/browser.js';
+import { expectAccessible } from '../support/page-checks.js';
 import { callbackUri, createTestClient, createTestUser, uniqueEmail } from '../support/fixtures.js';
 import {
   buildAuthorizationRequest,
@@ -21,10 +21,6 @@ import { startTestService, type TestService } from '../support/test-service.js';
 // Screenshots go to test-artifacts/ (not committed).
 
 const artifacts = path.resolve('test-artifacts/auth-pages');
-const axeSource = fs.readFileSync(
-  path.join(path.dirname(createRequire(import.meta.url).resolve('axe-core')), 'axe.min.js'),
-  'utf8',
-);
 const signedOutUri = 'http://localhost:8080/signed-out';
 
 let service: TestService;
@@ -68,27 +64,6 @@ async function withContext<T>(
   }
 }
 
-/** axe-core on the page as it is, light and dark: zero violations, or the list of them. */
-async function expectAccessible(page: Page, name: string) {
-  for (const scheme of ['light', 'dark'] as const) {
-    await page.emulateMedia({ colorScheme: scheme });
-    await page.evaluate(axeSource);
-    const violations = await page.evaluate(async () => {
-      const result = await (
-        globalThis as unknown as { axe: { run(o: unknown): Promise<{ violations: unknown[] }> } }
-      ).axe.run({
-        runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] },
-      });
-      return (result.violations as { id: string; nodes: { target: string[] }[] }[]).map(
-        (violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`,
-      );
-    });
-    await page.screenshot({ path: path.join(artifacts, `${name}-${scheme}.png`), fullPage: true });
-    expect(violations.join('\n'), `${name} (${scheme})`).toBe('');
-  }
-  await page.emulateMedia({ colorScheme: 'light' });
-}
-
 async function client(parameters: Record<string, string> = {}) {
   const { client } = await createTestClient(service.service.db, {
     name: 'Demo app',
@@ -119,13 +94,13 @@ describe('/:lang/auth in a real browser', { timeout: 120_000 }, () => {
       await page.goto(request.url.toString());
       expect(new URL(page.url()).pathname).toBe('/en/auth');
       await page.getByRole('heading', { name: 'Create an account' }).waitFor();
-      await expectAccessible(page, 'register-identifier-en');
+      await expectAccessible(page, artifacts, 'register-identifier-en');
       await page.getByLabel('Email or phone').fill(email);
       await submit(page, 'Continue');
 
       await page.getByRole('heading', { name: 'Confirm your email or phone' }).waitFor();
       const code = service.service.developmentMessages.latestTo(email)!.code!;
-      await expectAccessible(page, 'register-code-en');
+      await expectAccessible(page, artifacts, 'register-code-en');
       await page.getByLabel('Code').fill(code);
       await submit(page, 'Continue');
 
@@ -142,7 +117,7 @@ describe('/:lang/auth in a real browser', { timeout: 120_000 }, () => {
       await submit(page, 'Skip');
 
       await page.getByRole('heading', { name: 'Demo app wants to access your account' }).waitFor();
-      await expectAccessible(page, 'consent-en');
+      await expectAccessible(page, artifacts, 'consent-en');
       await submit(page, 'Allow');
       const tokens = await redeem(config, request, page);
       expect(tokens.claims()).toMatchObject({ email, name: 'Grace Hopper' });
@@ -154,7 +129,7 @@ describe('/:lang/auth in a real browser', { timeout: 120_000 }, () => {
       await page.goto(again.request.url.toString());
       const saved = page.getByRole('link', { name: `Continue as Grace Hopper ${email}` });
       await saved.waitFor();
-      await expectAccessible(page, 'saved-accounts-en');
+      await expectAccessible(page, artifacts, 'saved-accounts-en');
       await saved.click();
       await page.getByRole('heading', { name: 'Enter your password' }).waitFor();
       expect(await page.getByTestId('identifier').textContent()).toBe(email);
@@ -173,7 +148,7 @@ describe('/:lang/auth in a real browser', { timeout: 120_000 }, () => {
       expect(new URL(page.url()).pathname).toBe('/ru/auth');
       expect(await page.getAttribute('html', 'lang')).toBe('ru');
       await page.getByRole('heading', { name: 'Вход' }).waitFor();
-      await expectAccessible(page, 'identifier-ru');
+      await expectAccessible(page, artifacts, 'identifier-ru');
 
       // The language switch: the same sign-in, in English, and back.
       await page.getByRole('link', { name: 'English' }).click();
@@ -191,7 +166,7 @@ describe('/:lang/auth in a real browser', { timeout: 120_000 }, () => {
       await error.waitFor();
       expect(await error.textContent()).toBe('Неверная почта, телефон или пароль.');
       expect(await page.getByLabel('Пароль', { exact: true }).getAttribute('aria-invalid')).toBe('true');
-      await expectAccessible(page, 'password-error-ru');
+      await expectAccessible(page, artifacts, 'password-error-ru');
 
       await page.getByLabel('Пароль', { exact: true }).fill(user.password);
       await submit(page, 'Войти');
@@ -199,7 +174,7 @@ describe('/:lang/auth in a real browser', { timeout: 120_000 }, () => {
         .getByRole('heading', { name: 'Demo app запрашивает доступ к вашей учётной записи' })
         .waitFor();
       expect(await page.getByText('Ваш адрес электронной почты').count()).toBe(1);
-      await expectAccessible(page, 'consent-ru');
+      await expectAccessible(page, artifacts, 'consent-ru');
       await submit(page, 'Разрешить');
       await redeem(config, request, page);
     });
@@ -213,12 +188,12 @@ describe('/:lang/auth in a real browser', { timeout: 120_000 }, () => {
       await page.goto(request.url.toString());
       await page.getByLabel('Email or phone').fill(user.email!);
       await submit(page, 'Continue');
-      await expectAccessible(page, 'password-en');
+      await expectAccessible(page, artifacts, 'password-en');
       await page.getByRole('link', { name: 'Forgot password?' }).click();
 
       await page.getByRole('heading', { name: 'Reset your password' }).waitFor();
       expect(await page.getByLabel('Email or phone').inputValue()).toBe(user.email);
-      await expectAccessible(page, 'reset-request-en');
+      await expectAccessible(page, artifacts, 'reset-request-en');
       await submit(page, 'Send the code');
       await page.getByLabel('Code').waitFor();
       const code = service.service.developmentMessages.latestTo(user.email!)!.code!;
@@ -226,10 +201,10 @@ describe('/:lang/auth in a real browser', { timeout: 120_000 }, () => {
       await submit(page, 'Continue');
       await page.getByLabel('New password', { exact: true }).fill(newPassword);
       await page.getByLabel('Repeat the new password').fill(newPassword);
-      await expectAccessible(page, 'reset-password-en');
+      await expectAccessible(page, artifacts, 'reset-password-en');
       await submit(page, 'Set the new password');
       await page.getByRole('heading', { name: 'Password changed' }).waitFor();
-      await expectAccessible(page, 'reset-done-en');
+      await expectAccessible(page, artifacts, 'reset-done-en');
       await page.getByRole('link', { name: 'Continue signing in' }).click();
 
       await page.getByLabel('Email or phone').fill(user.email!);
@@ -345,12 +320,12 @@ describe('/:lang/auth in a real browser', { timeout: 120_000 }, () => {
       expect(await page.getAttribute('html', 'lang')).toBe('ru');
       await page.getByRole('heading', { name: 'Не удалось продолжить' }).waitFor();
       expect(await page.getByTestId('error-description').textContent()).toContain('устарела');
-      await expectAccessible(page, 'error-ru');
+      await expectAccessible(page, artifacts, 'error-ru');
 
       await page.goto(service.url('/oauth/authorize?client_id=nobody&response_type=code&scope=openid'));
       const text = await page.locator('main').textContent();
       expect(text).not.toContain('client is invalid');
-      await expectAccessible(page, 'error-en');
+      await expectAccessible(page, artifacts, 'error-en');
 
       // A language we do not have: English, marked as English.
       await page.goto(service.url('/de/reset-password'));
