@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../support/browser.js';
-import { expectAccessible } from '../support/page-checks.js';
+import { expectAccessible, withRelyingPartyPage } from '../support/page-checks.js';
 import { callbackUri, createTestClient, createTestUser, uniqueEmail } from '../support/fixtures.js';
 import {
   buildAuthorizationRequest,
@@ -34,35 +34,11 @@ afterAll(async () => {
   await service?.close();
 });
 
-/** A browser context where the relying party's addresses answer a tiny page. */
-async function relyingPartyContext(options: { javaScriptEnabled?: boolean; locale?: string } = {}) {
-  const context = await browser.newContext(options);
-  await context.route('http://localhost:8080/**', (route) =>
-    route.fulfill({ status: 200, contentType: 'text/html', body: '<h1>relying party</h1>' }),
-  );
-  return context;
-}
-
-async function withContext<T>(
+/** A page of a fresh context where the relying party answers (test/support/page-checks.ts). */
+const withContext = <T>(
   run: (context: BrowserContext, page: Page) => Promise<T>,
   options: { javaScriptEnabled?: boolean; locale?: string } = {},
-): Promise<T> {
-  const context = await relyingPartyContext(options);
-  const page = await context.newPage();
-  try {
-    return await run(context, page);
-  } catch (error) {
-    // Where it stopped, for the report: the address, the text, a screenshot.
-    const text = await page
-      .locator('body')
-      .innerText()
-      .catch(() => '');
-    await page.screenshot({ path: path.join(artifacts, 'failure.png') }).catch(() => undefined);
-    throw new Error(`${(error as Error).message}\nat ${page.url()}:\n${text}`, { cause: error });
-  } finally {
-    await context.close();
-  }
-}
+): Promise<T> => withRelyingPartyPage(browser, artifacts, (page, context) => run(context, page), options);
 
 async function client(parameters: Record<string, string> = {}) {
   const { client } = await createTestClient(service.service.db, {

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { expect } from 'vitest';
 
 const axeSource = fs.readFileSync(
@@ -37,19 +37,19 @@ export async function expectAccessible(page: Page, artifacts: string, name: stri
  * A fresh browser context where the relying party's addresses (http://localhost:8080) answer a tiny
  * page; on failure, the address, the page's text and a screenshot for the report.
  */
-export async function withRelyingPartyPage(
+export async function withRelyingPartyPage<T>(
   browser: Browser,
   artifacts: string,
-  run: (page: Page) => Promise<void>,
-  options: { javaScriptEnabled?: boolean } = {},
-): Promise<void> {
+  run: (page: Page, context: BrowserContext) => Promise<T>,
+  options: { javaScriptEnabled?: boolean; locale?: string } = {},
+): Promise<T> {
   const context = await browser.newContext(options);
   await context.route('http://localhost:8080/**', (route) =>
     route.fulfill({ status: 200, contentType: 'text/html', body: '<h1>relying party</h1>' }),
   );
   const page = await context.newPage();
   try {
-    await run(page);
+    return await run(page, context);
   } catch (error) {
     const text = await page
       .locator('body')
