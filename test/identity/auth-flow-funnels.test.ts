@@ -7,8 +7,8 @@ import { replaceFunnel, type FunnelStep } from '../../src/identity/auth-flow/fun
 import { clearSetting, writeSetting } from '../../src/platform/settings/platform-settings.js';
 import { createTestUser } from '../support/fixtures.js';
 import { startTestService, type TestService } from '../support/test-service.js';
-import { IdentityClient, loginFrom, MovableClock, randomIp, type Login } from './support/identity-client.js';
-import { totpCode } from './support/totp-codes.js';
+import { IdentityClient, loginFrom, MovableClock, randomIp } from './support/identity-client.js';
+import { setUpTotp, totpCode } from './support/totp-codes.js';
 
 let service: TestService;
 let client: IdentityClient;
@@ -42,25 +42,6 @@ afterEach(async () => {
 });
 
 const setLoginFunnel = (steps: FunnelStep[]) => replaceFunnel(service.service.db, 'login', steps, new Date());
-
-/** Sets up TOTP for a signed-in user through the security settings; answers the secret. */
-async function setUpTotp(login: Login): Promise<string> {
-  const setup = await client.post<{ secret: string; otpauthUrl: string; status: string }>(
-    '/security/auth-methods/totp/setup',
-    undefined,
-    { token: login.accessToken },
-  );
-  expect(setup.status, JSON.stringify(setup.body)).toBe(200);
-  expect(setup.body.status).toBe('pending_verification');
-  expect(setup.body.otpauthUrl).toMatch(/^otpauth:\/\/totp\//);
-  const verify = await client.post(
-    '/security/auth-methods/totp/verify',
-    { code: await totpCode(setup.body.secret, clock.now()) },
-    { token: login.accessToken },
-  );
-  expect(verify.status, JSON.stringify(verify.body)).toBe(200);
-  return setup.body.secret;
-}
 
 describe('funnel variants', () => {
   it('extended funnel: consent to the terms after the password', async () => {
@@ -152,7 +133,7 @@ describe('funnel variants', () => {
   it('full replacement: login by email and authenticator app, without a password', async () => {
     await writeSetting(service.service.db, allowedMethodsSetting, ['totp'], new Date());
     const user = await createTestUser(service.service.db);
-    const secret = await setUpTotp(await client.login(user.email!, user.password));
+    const secret = await setUpTotp(client, await client.login(user.email!, user.password), clock);
     await setLoginFunnel([
       { stepId: 'phone-email', mandatory: true, order: 10 },
       { stepId: 'totp', mandatory: true, order: 20 },
@@ -179,7 +160,7 @@ describe('funnel variants', () => {
   it('user-added step: a user who enabled TOTP is asked for a code after the password, once per code', async () => {
     await writeSetting(service.service.db, allowedMethodsSetting, ['totp'], new Date());
     const user = await createTestUser(service.service.db);
-    const secret = await setUpTotp(await client.login(user.email!, user.password));
+    const secret = await setUpTotp(client, await client.login(user.email!, user.password), clock);
     clock.advance(30_000);
     const ip = randomIp();
     const started = await client.start('login', { ip });
@@ -296,7 +277,7 @@ describe('funnel variants', () => {
     expect(last.status).toBe(409);
     expect(last.body.error).toBe('last_sign_in_method');
 
-    const secret = await setUpTotp(login);
+    const secret = await setUpTotp(client, login, clock);
     const off = await client.delete('/security/auth-methods/password', { token: login.accessToken });
     expect(off.status).toBe(200);
     clock.advance(30_000);

@@ -8,8 +8,8 @@ import { HttpBrowser, pageText, type Page } from '../../support/http-browser.js'
 import { buildAuthorizationRequest, discover, oidc } from '../../support/relying-party.js';
 import { startTestService, type TestService } from '../../support/test-service.js';
 import { freePort, startUpstreamProvider, type UpstreamProvider } from '../../support/upstream-provider.js';
-import { IdentityClient, MovableClock, randomIp, type Login } from '../support/identity-client.js';
-import { totpCode } from '../support/totp-codes.js';
+import { IdentityClient, MovableClock, randomIp } from '../support/identity-client.js';
+import { setUpTotp, totpCode } from '../support/totp-codes.js';
 
 // The built-in `oauth` step: a third-party provider as one step of the login funnel, after which the
 // rest of the funnel (here an authenticator app's code) still runs.
@@ -84,24 +84,10 @@ async function throughProvider(browser: HttpBrowser, startUrl: string, sub: stri
   return browser.navigate(back.url);
 }
 
-async function setUpTotp(login: Login): Promise<string> {
-  const setup = await client.post<{ secret: string }>('/security/auth-methods/totp/setup', undefined, {
-    token: login.accessToken,
-  });
-  expect(setup.status, JSON.stringify(setup.body)).toBe(200);
-  const verify = await client.post(
-    '/security/auth-methods/totp/verify',
-    { code: await totpCode(setup.body.secret, clock.now()) },
-    { token: login.accessToken },
-  );
-  expect(verify.status, JSON.stringify(verify.body)).toBe(200);
-  return setup.body.secret;
-}
-
 describe('the oauth step of a funnel', () => {
   it('API flow: the provider identifies the person, then the account’s TOTP step is still asked', async () => {
     const user = await createTestUser(db());
-    const secret = await setUpTotp(await client.login(user.email!, user.password));
+    const secret = await setUpTotp(client, await client.login(user.email!, user.password), clock);
     clock.advance(31_000); // the next TOTP window: a code is used once
     await setLoginFunnel([oauthStep, { stepId: 'totp', mandatory: false, order: 20 }]);
     const account = upstreamAccount(user.email!);
@@ -274,7 +260,7 @@ describe('the oauth step of a funnel', () => {
 
   it('on /:lang/auth without a client: back from the provider, the TOTP step, then signed in', async () => {
     const user = await createTestUser(db());
-    const secret = await setUpTotp(await client.login(user.email!, user.password));
+    const secret = await setUpTotp(client, await client.login(user.email!, user.password), clock);
     clock.advance(31_000);
     await setLoginFunnel([oauthStep, { stepId: 'totp', mandatory: false, order: 20 }]);
     const account = upstreamAccount(user.email!);
