@@ -75,9 +75,10 @@ async function tokenWith(permissions: string[]): Promise<string> {
   );
 }
 
-beforeAll(async () => {
-  database = await createTestDatabase();
+/** Starts `npm start`'s cluster on a free port; answers once both workers listen. */
+async function startCluster(): Promise<void> {
   port = await freePort();
+  output = '';
   primary = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: repositoryRoot,
     env: {
@@ -108,9 +109,22 @@ beforeAll(async () => {
     };
     primary.stdout!.on('data', check);
     primary.stderr!.on('data', check);
-    primary.once('exit', (code) => reject(new Error(`the cluster exited with ${code}:\n${output}`)));
+    primary!.once('exit', (code) => reject(new Error(`the cluster exited with ${code}:\n${output}`)));
   });
-}, 60_000);
+}
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  // The free port is probed, then given to the cluster: another test file's server may take it in
+  // between (files run in parallel). Then start again on another.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startCluster();
+    } catch (error) {
+      if (attempt === 3 || !/is already in use/.test((error as Error).message)) throw error;
+    }
+  }
+}, 90_000);
 
 afterAll(async () => {
   if (primary && primary.exitCode === null) {
