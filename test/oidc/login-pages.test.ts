@@ -36,8 +36,6 @@ async function timedPasswordAttempt(identifier: string, password: string) {
   return { answer, ms: performance.now() - started };
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-
 describe('the login funnel pages', () => {
   it('asks for the password after any well-formed identifier, known or not', async () => {
     const user = await createTestUser(service.service.db);
@@ -56,6 +54,7 @@ describe('the login funnel pages', () => {
     const wrongPassword: number[] = [];
     const unknownIdentifier: number[] = [];
     let answers: Page[] = [];
+    // Five: the lockout ladder's first rung locks the account at its fifth failure in a row.
     for (let round = 0; round < 5; round++) {
       const wrong = await timedPasswordAttempt(user.email!, 'not the password');
       const unknown = await timedPasswordAttempt(uniqueEmail('nobody'), 'not the password');
@@ -68,7 +67,9 @@ describe('the login funnel pages', () => {
     expect(unknown.status).toBe(wrong.status);
     expect(pageText(unknown, 'form-error')).toBe(pageText(wrong, 'form-error'));
     // Both verify an argon2id hash (~tens of ms); an early exit for unknown users would be far faster.
-    const [a, b] = [median(wrongPassword), median(unknownIdentifier)];
+    // The fastest of each is compared: other test files share the cores, and their load only ever adds
+    // time to an attempt, so the minimum is the attempt's own cost and the median is not.
+    const [a, b] = [Math.min(...wrongPassword), Math.min(...unknownIdentifier)];
     expect(Math.min(a, b)).toBeGreaterThan(10);
     expect(Math.abs(a - b)).toBeLessThan(Math.max(a, b) * 0.5);
   });
