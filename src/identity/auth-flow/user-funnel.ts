@@ -1,8 +1,8 @@
 import type { Queryable } from '../../db/database.js';
-import { readSetting } from '../../platform/settings/platform-settings.js';
+import { settingValue, storedSettingRead } from '../../platform/settings/platform-settings.js';
 import type { AuthMethodRegistry } from '../auth-methods/auth-method-plugin.js';
 import type { AuthMethodType } from '../auth-methods/auth-method-type.js';
-import { loadUserMethodStates, type UserMethodStates } from '../auth-methods/user-method-states.js';
+import { loadUserMethodStatesWith, type UserMethodStates } from '../auth-methods/user-method-states.js';
 import { allowedMethodsSetting } from './allowed-methods.js';
 import type { FunnelStep } from './funnel-steps.js';
 
@@ -65,7 +65,7 @@ export function personalizeFunnel(remaining: FunnelStep[], input: PersonalizeInp
   return { steps, setups };
 }
 
-/** Loads what personalizing needs (the user's methods, the allowed methods) from storage. */
+/** Loads what personalizing needs (the user's methods, the allowed methods) from storage, in one read. */
 export class UserFunnelPlanner {
   constructor(readonly methods: AuthMethodRegistry) {}
 
@@ -74,10 +74,13 @@ export class UserFunnelPlanner {
     remaining: FunnelStep[],
     user: { userId: string; identifierKind?: string | undefined; alreadyAuthenticated: boolean },
   ): Promise<PersonalizedFunnel> {
-    const [states, allowedMethods] = await Promise.all([
-      loadUserMethodStates(db, user.userId),
-      readSetting(db, allowedMethodsSetting),
-    ]);
+    // The user's methods and the allowed methods in one statement.
+    const { states, read } = await loadUserMethodStatesWith(
+      db,
+      user.userId,
+      storedSettingRead(allowedMethodsSetting),
+    );
+    const allowedMethods = settingValue(allowedMethodsSetting, read as { value: unknown } | null);
     return personalizeFunnel(remaining, {
       states,
       allowedMethods,

@@ -62,26 +62,44 @@ interface MethodStatesRow {
  * flags, whether a password credential exists, and the user_auth_methods rows.
  */
 export async function loadUserMethodStates(db: Queryable, userId: string): Promise<UserMethodStates> {
-  if (!isUuid(userId)) return new UserMethodStates([], {});
+  return (await loadUserMethodStatesWith(db, userId)).states;
+}
+
+/**
+ * loadUserMethodStates, and in the same statement the scalar subquery `alongside` (what the caller
+ * needs with the states, e.g. a platform setting): one round trip.
+ */
+export async function loadUserMethodStatesWith(
+  db: Queryable,
+  userId: string,
+  alongside?: { sql: string; bindings: Record<string, unknown> },
+): Promise<{ states: UserMethodStates; read: unknown }> {
+  const read = alongside ? `(${alongside.sql})` : 'null';
+  // The user's columns joined to a one-row select, so `alongside` is answered for a gone user too.
   const result = (await db.raw(
-    `select u.email, u.email_verified, u.phone, u.phone_verified,
-       exists (select 1 from user_credentials c where c.user_id = u.id and c.type = 'password') as has_password,
-       coalesce((select json_agg(m order by m.created_at) from user_auth_methods m where m.user_id = u.id), '[]')
-         as methods
-     from users u where u.id = ?`,
-    [userId],
-  )) as { rows: MethodStatesRow[] };
-  const row = result.rows[0];
-  const rows = (row?.methods ?? []).map((method) =>
+    `select s.*, ${read} as read_alongside
+     from (select 1) as one left join (
+       select u.email, u.email_verified, u.phone, u.phone_verified,
+         exists (select 1 from user_credentials c where c.user_id = u.id and c.type = 'password') as has_password,
+         coalesce((select json_agg(m order by m.created_at) from user_auth_methods m where m.user_id = u.id), '[]')
+           as methods
+       from users u where u.id = :methodsUser
+     ) as s on true`,
+    // A value that is no uuid matches no user (and must not reach the uuid comparison).
+    { methodsUser: isUuid(userId) ? userId : null, ...alongside?.bindings },
+  )) as { rows: (Partial<MethodStatesRow> & { read_alongside: unknown })[] };
+  const row = result.rows[0]!;
+  const rows = (row.methods ?? []).map((method) =>
     userAuthMethodFromRow({
       ...method,
       last_used_at: method.last_used_at === null ? null : new Date(method.last_used_at),
       created_at: new Date(method.created_at),
     }),
   );
-  return new UserMethodStates(rows, {
-    password: row?.has_password === true,
-    email_otp: Boolean(row?.email && row.email_verified),
-    sms_otp: Boolean(row?.phone && row.phone_verified),
+  const states = new UserMethodStates(rows, {
+    password: row.has_password === true,
+    email_otp: Boolean(row.email && row.email_verified),
+    sms_otp: Boolean(row.phone && row.phone_verified),
   });
+  return { states, read: row.read_alongside };
 }

@@ -1,5 +1,10 @@
 import type { Queryable } from '../../db/database.js';
-import { claimExpiry, inFlightAfterRelease, liveInFlight, type ClaimResult } from './attempt-claims.js';
+import {
+  inFlightAfterRelease,
+  liveInFlight,
+  type CounterClaim,
+  type CounterRelease,
+} from './attempt-claims.js';
 import { defaults } from '../../defaults.js';
 
 /**
@@ -19,32 +24,39 @@ const hourBefore = (now: Date) => new Date(now.getTime() - accountFailureLimit.w
 const recentFailures = `array(select f from unnest(t.failure_times) f where f > :hourAgo order by f)`;
 
 /**
- * Claims a place for an attempt from an unknown source (attempt-claims.ts), in ONE upsert: refused
- * while failures of the last hour + claims in flight reach the bound.
+ * Claims a place for an attempt from an unknown source (attempt-claims.ts), as one upsert of the claim
+ * statement (claim-together.ts): refused while failures of the last hour + claims in flight reach the
+ * bound.
  */
-export async function claimAccountAttempt(db: Queryable, account: string, now: Date): Promise<ClaimResult> {
+export function accountClaim(account: string, now: Date): CounterClaim {
   const hourAgo = hourBefore(now);
-  const result = await db.raw(
-    `insert into login_account_failures as t (account, in_flight, in_flight_expires_at, updated_at)
-     values (:account, 1, :expires, :now)
-     on conflict (account) do update set
-       failure_times = ${recentFailures},
-       in_flight = ${liveInFlight('t')} + 1,
-       in_flight_expires_at = excluded.in_flight_expires_at,
-       updated_at = excluded.updated_at
-     where cardinality(${recentFailures}) + ${liveInFlight('t')} < :limit
-     returning account`,
-    { account, now, hourAgo, expires: claimExpiry(now), limit: accountFailureLimit.failures },
-  );
-  if ((result.rows as unknown[]).length > 0) return { granted: true };
-  const counted = await db.raw(
-    `select cardinality(${recentFailures}) as failures, (${recentFailures})[1] as oldest
-     from login_account_failures t where account = :account`,
-    { account, hourAgo },
-  );
-  const row = (counted.rows as { failures: number; oldest: Date | null }[])[0];
-  if (!row?.oldest || row.failures < accountFailureLimit.failures) return { granted: false, busy: true };
-  return { granted: false, lockedUntil: closedUntil(row.oldest) };
+  return {
+    name: 'account_claim',
+    sql: (
+      gate,
+    ) => `insert into login_account_failures as t (account, in_flight, in_flight_expires_at, updated_at)
+       select cast(:accountWide as text), 1, cast(:expires as timestamptz), cast(:now as timestamptz)
+       where ${gate}
+       on conflict (account) do update set
+         failure_times = ${recentFailures},
+         in_flight = ${liveInFlight('t')} + 1,
+         in_flight_expires_at = excluded.in_flight_expires_at,
+         updated_at = excluded.updated_at
+       where cardinality(${recentFailures}) + ${liveInFlight('t')} < :accountLimit
+       returning 1`,
+    bindings: { accountWide: account, hourAgo, accountLimit: accountFailureLimit.failures },
+    async refusal(db) {
+      const counted = await db.raw(
+        `select cardinality(${recentFailures}) as failures, (${recentFailures})[1] as oldest
+         from login_account_failures t where account = :account`,
+        { account, hourAgo },
+      );
+      const row = (counted.rows as { failures: number; oldest: Date | null }[])[0];
+      if (!row?.oldest || row.failures < accountFailureLimit.failures) return { busy: true };
+      return { lockedUntil: closedUntil(row.oldest) };
+    },
+    release: (db) => releaseAccountClaim(db, account, now),
+  };
 }
 
 /** When the oldest of the last hour's failures leaves the window. */
@@ -77,9 +89,21 @@ export async function recordAccountFailure(
 }
 
 /**
- * Gives back a claim: after a success (which does not wipe the count: a distributed attacker must not
- * win 100 more guesses each time the owner signs in) or a refusal by another counter.
+ * Gives back a claim after a success, as one update of the release statement (claim-together.ts). A
+ * success does not wipe the count: a distributed attacker must not win 100 more guesses each time the
+ * owner signs in.
  */
+export function accountRelease(account: string): CounterRelease {
+  return {
+    name: 'account_release',
+    sql: (gate) => `update login_account_failures as t set in_flight = ${inFlightAfterRelease('t')}
+       where account = :accountWide and ${gate}
+       returning 1`,
+    bindings: { accountWide: account },
+  };
+}
+
+/** Gives back a claim without an outcome (a refusal by another counter). */
 export async function releaseAccountClaim(db: Queryable, account: string, now: Date): Promise<void> {
   await db.raw(
     `update login_account_failures as t set in_flight = ${inFlightAfterRelease('t')} where account = :account`,

@@ -1,10 +1,10 @@
 import type { Queryable } from '../../db/database.js';
 import {
-  claimExpiry,
   inFlightAfterRelease,
   liveInFlight,
   refusalOf,
-  type ClaimResult,
+  type CounterClaim,
+  type CounterRelease,
 } from './attempt-claims.js';
 import { currentSettings } from '../../http/request-settings.js';
 
@@ -40,30 +40,37 @@ export interface LadderKey {
 }
 
 /**
- * Claims a place for one attempt (attempt-claims.ts), in ONE upsert: refused while the source is
- * locked, or while failures + claims in flight have reached the count that locks next (5 below the
- * first rung; from there on every failure locks, so one attempt at a time).
+ * Claims a place for one attempt (attempt-claims.ts), as one upsert of the claim statement
+ * (claim-together.ts): refused while the source is locked, or while failures + claims in flight have
+ * reached the count that locks next (5 below the first rung; from there on every failure locks, so one
+ * attempt at a time).
  */
-export async function claimLadderAttempt(db: Queryable, key: LadderKey, now: Date): Promise<ClaimResult> {
-  const result = await db.raw(
-    `insert into login_source_lockouts as l
-       (account, source, consecutive_failures, in_flight, in_flight_expires_at, updated_at)
-     values (:account, :source, 0, 1, :expires, :now)
-     on conflict (account, source) do update set
-       in_flight = ${liveInFlight('l')} + 1,
-       in_flight_expires_at = excluded.in_flight_expires_at,
-       updated_at = excluded.updated_at
-     where (l.locked_until is null or l.locked_until <= :now)
-       and l.consecutive_failures + ${liveInFlight('l')} <
-         (case when l.consecutive_failures < :firstRung then :firstRung else l.consecutive_failures + 1 end)
-     returning consecutive_failures`,
-    { ...key, now, expires: claimExpiry(now), firstRung: firstRung() },
-  );
-  if ((result.rows as unknown[]).length > 0) return { granted: true };
-  const row: { locked_until: Date | null } | undefined = await db('login_source_lockouts')
-    .where(key)
-    .first('locked_until');
-  return { granted: false, ...refusalOf(row, now) };
+export function ladderClaim(key: LadderKey, now: Date): CounterClaim {
+  return {
+    name: 'ladder_claim',
+    sql: (gate) => `insert into login_source_lockouts as l
+         (account, source, consecutive_failures, in_flight, in_flight_expires_at, updated_at)
+       select cast(:ladderAccount as text), cast(:ladderSource as text), 0, 1,
+         cast(:expires as timestamptz), cast(:now as timestamptz)
+       where ${gate}
+       on conflict (account, source) do update set
+         in_flight = ${liveInFlight('l')} + 1,
+         in_flight_expires_at = excluded.in_flight_expires_at,
+         updated_at = excluded.updated_at
+       where (l.locked_until is null or l.locked_until <= :now)
+         and l.consecutive_failures + ${liveInFlight('l')} <
+           (case when l.consecutive_failures < :ladderFirstRung then :ladderFirstRung
+                 else l.consecutive_failures + 1 end)
+       returning 1`,
+    bindings: { ladderAccount: key.account, ladderSource: key.source, ladderFirstRung: firstRung() },
+    async refusal(db) {
+      const row: { locked_until: Date | null } | undefined = await db('login_source_lockouts')
+        .where(key)
+        .first('locked_until');
+      return refusalOf(row, now);
+    },
+    release: (db) => releaseLadderClaim(db, key, now),
+  };
 }
 
 /**
@@ -109,14 +116,20 @@ export async function recordLadderFailure(
   return { failures, lockedUntil: lockSeconds > 0 ? lockAt(lockSeconds) : undefined };
 }
 
-/** A successful attempt: its claim back, and the source's count starts again from zero. */
-export async function recordLadderSuccess(db: Queryable, key: LadderKey, now: Date): Promise<void> {
-  await db.raw(
-    `update login_source_lockouts as l set
-       consecutive_failures = 0, locked_until = null, in_flight = ${inFlightAfterRelease('l')}, updated_at = :now
-     where account = :account and source = :source`,
-    { ...key, now },
-  );
+/**
+ * A successful attempt: its claim back, and the source's count starts again from zero; one update of
+ * the release statement (claim-together.ts).
+ */
+export function ladderSuccess(key: LadderKey): CounterRelease {
+  return {
+    name: 'ladder_success',
+    sql: (gate) => `update login_source_lockouts as l set
+         consecutive_failures = 0, locked_until = null, in_flight = ${inFlightAfterRelease('l')},
+         updated_at = :now
+       where account = :ladderAccount and source = :ladderSource and ${gate}
+       returning 1`,
+    bindings: { ladderAccount: key.account, ladderSource: key.source },
+  };
 }
 
 /** Gives back a claim without an outcome (the attempt was refused by another counter). */

@@ -1,3 +1,4 @@
+import type { Queryable } from '../../db/database.js';
 import { defaults } from '../../defaults.js';
 
 /**
@@ -8,13 +9,13 @@ import { defaults } from '../../defaults.js';
  * right passwords are not refused while the count is below the threshold.
  *
  * A claim lapses after `claimLifetimeSeconds` (the process died mid-check): the counters' SQL counts
- * `in_flight` only while `in_flight_expires_at` is in the future. Every change is one statement.
+ * `in_flight` only while `in_flight_expires_at` is in the future. Every change of a counter is atomic, and
+ * an attempt's claims on all its counters are ONE statement, as are their releases (claim-together.ts).
  */
 export const claimLifetimeSeconds = defaults.lockout.claimLifetimeSeconds;
 
 /** An attempt that could not claim its place: locked until a time, or busy (others in flight). */
 export type ClaimRefusal = { lockedUntil: Date } | { busy: true };
-export type ClaimResult = { granted: true } | ({ granted: false } & ClaimRefusal);
 
 /** SQL: the claims of row `alias` still in flight at `:now`. */
 export const liveInFlight = (alias: string) =>
@@ -29,4 +30,28 @@ export const claimExpiry = (now: Date) => new Date(now.getTime() + claimLifetime
 export function refusalOf(row: { locked_until: Date | null } | undefined, now: Date): ClaimRefusal {
   if (row?.locked_until && row.locked_until > now) return { lockedUntil: row.locked_until };
   return { busy: true };
+}
+
+/**
+ * One counter's part in claiming a login attempt's places in ONE statement (claim-together.ts): the
+ * counter's claim as a data-modifying CTE body that changes its row only while `gate` (an SQL
+ * condition) holds and returns one row when the place is granted, its named bindings (unique to the
+ * counter, except `:now` and `:expires`), and what to do after a refusal.
+ */
+export interface CounterClaim {
+  /** A CTE name, unique among the counters of one statement. */
+  name: string;
+  sql(gate: string): string;
+  bindings: Record<string, unknown>;
+  /** Why this counter refused (read after the statement): locked until a time, or busy. */
+  refusal(db: Queryable): Promise<ClaimRefusal>;
+  /** Gives the place back without an outcome (a counter after it refused). */
+  release(db: Queryable): Promise<void>;
+}
+
+/** One counter's part in giving back a login attempt's places in ONE statement. */
+export interface CounterRelease {
+  name: string;
+  sql(gate: string): string;
+  bindings: Record<string, unknown>;
 }

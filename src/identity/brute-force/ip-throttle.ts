@@ -1,10 +1,10 @@
 import type { Queryable } from '../../db/database.js';
 import {
-  claimExpiry,
   inFlightAfterRelease,
   liveInFlight,
   refusalOf,
-  type ClaimResult,
+  type CounterClaim,
+  type CounterRelease,
 } from './attempt-claims.js';
 import { defaults } from '../../defaults.js';
 
@@ -21,42 +21,47 @@ const windowStartFor = (now: Date) => new Date(now.getTime() - ipThrottle.window
 const failuresInWindow = `(case when t.window_started_at <= :windowStart then 0 else t.failures end)`;
 
 /**
- * Claims a place for one attempt from `ip` (attempt-claims.ts), in ONE upsert: refused while the IP
- * waits or is blocked, or while failures + claims in flight reach the next threshold (20, then 50).
+ * Claims a place for one attempt from `ip` (attempt-claims.ts), as one upsert of the claim statement
+ * (claim-together.ts): refused while the IP waits or is blocked, or while failures + claims in flight
+ * reach the next threshold (20, then 50).
  */
-export async function claimIpAttempt(db: Queryable, ip: string, now: Date): Promise<ClaimResult> {
+export function ipClaim(ip: string, now: Date): CounterClaim {
   const { delay, block } = ipThrottle;
-  const result = await db.raw(
-    `insert into login_ip_throttle as t (ip, window_started_at, failures, in_flight, in_flight_expires_at)
-     values (:ip, :now, 0, 1, :expires)
-     on conflict (ip) do update set
-       window_started_at = case when t.window_started_at <= :windowStart then excluded.window_started_at
-                                else t.window_started_at end,
-       failures = ${failuresInWindow},
-       locked_until = case when t.window_started_at <= :windowStart then null else t.locked_until end,
-       in_flight = ${liveInFlight('t')} + 1,
-       in_flight_expires_at = excluded.in_flight_expires_at
-     where (t.locked_until is null or t.locked_until <= :now)
-       and ${failuresInWindow} + ${liveInFlight('t')} < case
-         when ${failuresInWindow} < :delayFailures then :delayFailures
-         when ${failuresInWindow} < :blockFailures then :blockFailures
-         else ${failuresInWindow} + 1
-       end
-     returning failures`,
-    {
+  return {
+    name: 'ip_claim',
+    sql: (
+      gate,
+    ) => `insert into login_ip_throttle as t (ip, window_started_at, failures, in_flight, in_flight_expires_at)
+       select cast(:ip as text), cast(:now as timestamptz), 0, 1, cast(:expires as timestamptz)
+       where ${gate}
+       on conflict (ip) do update set
+         window_started_at = case when t.window_started_at <= :windowStart then excluded.window_started_at
+                                  else t.window_started_at end,
+         failures = ${failuresInWindow},
+         locked_until = case when t.window_started_at <= :windowStart then null else t.locked_until end,
+         in_flight = ${liveInFlight('t')} + 1,
+         in_flight_expires_at = excluded.in_flight_expires_at
+       where (t.locked_until is null or t.locked_until <= :now)
+         and ${failuresInWindow} + ${liveInFlight('t')} < case
+           when ${failuresInWindow} < :delayFailures then :delayFailures
+           when ${failuresInWindow} < :blockFailures then :blockFailures
+           else ${failuresInWindow} + 1
+         end
+       returning 1`,
+    bindings: {
       ip,
-      now,
-      expires: claimExpiry(now),
       windowStart: windowStartFor(now),
       delayFailures: delay.failures,
       blockFailures: block.failures,
     },
-  );
-  if ((result.rows as unknown[]).length > 0) return { granted: true };
-  const row: { locked_until: Date | null } | undefined = await db('login_ip_throttle')
-    .where({ ip })
-    .first('locked_until');
-  return { granted: false, ...refusalOf(row, now) };
+    async refusal(db) {
+      const row: { locked_until: Date | null } | undefined = await db('login_ip_throttle')
+        .where({ ip })
+        .first('locked_until');
+      return refusalOf(row, now);
+    },
+    release: (db) => releaseIpClaim(db, ip, now),
+  };
 }
 
 /**
@@ -106,7 +111,21 @@ export async function recordIpFailure(
   return { failures, lockedUntil };
 }
 
-/** Gives back a claim: after a success (nothing was counted) or a refusal by another counter. */
+/**
+ * Gives back a claim after a success (nothing was counted), as one update of the release statement
+ * (claim-together.ts).
+ */
+export function ipRelease(ip: string): CounterRelease {
+  return {
+    name: 'ip_release',
+    sql: (gate) => `update login_ip_throttle as t set in_flight = ${inFlightAfterRelease('t')}
+       where ip = :ip and ${gate}
+       returning 1`,
+    bindings: { ip },
+  };
+}
+
+/** Gives back a claim without an outcome (a refusal by another counter). */
 export async function releaseIpClaim(db: Queryable, ip: string, now: Date): Promise<void> {
   await db.raw(`update login_ip_throttle as t set in_flight = ${inFlightAfterRelease('t')} where ip = :ip`, {
     ip,

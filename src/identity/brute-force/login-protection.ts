@@ -4,24 +4,24 @@ import type { Queryable } from '../../db/database.js';
 import { ApiError } from '../../http/api-error.js';
 import { auditEventTypes, writeAuditEvent } from '../audit/audit-log.js';
 import {
-  claimAccountAttempt,
+  accountClaim,
+  accountRelease,
   clearAccountFailures,
   deleteIdleAccountFailures,
   recordAccountFailure,
-  releaseAccountClaim,
 } from './account-failure-limit.js';
 import {
-  claimLadderAttempt,
   clearAccountLadders,
   deleteIdleLadders,
+  ladderClaim,
+  ladderSuccess,
   lockoutSubject,
   recordLadderFailure,
-  recordLadderSuccess,
-  releaseLadderClaim,
   type LadderKey,
 } from './account-lockout.js';
-import type { ClaimRefusal, ClaimResult } from './attempt-claims.js';
-import { claimIpAttempt, deleteIdleIpThrottles, recordIpFailure, releaseIpClaim } from './ip-throttle.js';
+import type { CounterClaim, CounterRelease } from './attempt-claims.js';
+import { claimTogether, releaseTogether, withReleases, type ReadAlongside } from './claim-together.js';
+import { deleteIdleIpThrottles, ipClaim, ipRelease, recordIpFailure } from './ip-throttle.js';
 import { loginSourceOf, type LoginSource } from './login-source.js';
 
 export interface LoginProtectionDeps {
@@ -108,40 +108,29 @@ async function claimFor(deps: LoginProtectionDeps, attempt: LoginAttempt): Promi
   };
 }
 
-interface Counter {
-  take(): Promise<ClaimResult>;
-  release(): Promise<void>;
+/**
+ * The counters of `claim`, in the order every claim and release locks their rows (claim-together.ts):
+ * the ladder, the account-wide bound, the IP.
+ */
+function counterClaims(claim: LoginClaim, now: Date): CounterClaim[] {
+  const { ladder, accountWide, ip } = claim;
+  return [
+    ...(ladder ? [ladderClaim(ladder, now)] : []),
+    ...(accountWide ? [accountClaim(accountWide, now)] : []),
+    ...(ip ? [ipClaim(ip, now)] : []),
+  ];
 }
 
-/** Claims a place on every counter of `claim`; on a refusal, gives back the places already taken. */
-async function claimAll(db: Queryable, claim: LoginClaim, now: Date): Promise<ClaimRefusal | undefined> {
-  const { ladder, accountWide, ip } = claim;
-  const counters: Counter[] = [];
-  if (ladder) {
-    counters.push({
-      take: () => claimLadderAttempt(db, ladder, now),
-      release: () => releaseLadderClaim(db, ladder, now),
-    });
-  }
-  if (accountWide) {
-    counters.push({
-      take: () => claimAccountAttempt(db, accountWide, now),
-      release: () => releaseAccountClaim(db, accountWide, now),
-    });
-  }
-  if (ip) {
-    counters.push({ take: () => claimIpAttempt(db, ip, now), release: () => releaseIpClaim(db, ip, now) });
-  }
-  const taken: Counter[] = [];
-  for (const counter of counters) {
-    const result = await counter.take();
-    if (!result.granted) {
-      for (const held of taken) await held.release();
-      return result;
-    }
-    taken.push(counter);
-  }
-  return undefined;
+/**
+ * What a success gives back, in the claims' order: the ladder's claim with its count reset, the
+ * account-wide and IP claims.
+ */
+function releasesOf(claim: LoginClaim): CounterRelease[] {
+  return [
+    ...(claim.ladder ? [ladderSuccess(claim.ladder)] : []),
+    ...(claim.accountWide ? [accountRelease(claim.accountWide)] : []),
+    ...(claim.ip ? [ipRelease(claim.ip)] : []),
+  ];
 }
 
 /**
@@ -155,6 +144,18 @@ export async function assertLoginAllowed(
   deps: LoginProtectionDeps,
   attempt: LoginAttempt,
 ): Promise<LoginClaim> {
+  return (await claimLoginAttempt(deps, attempt)).claim;
+}
+
+/**
+ * assertLoginAllowed, and with the granted claim the value of `alongside` (e.g. the password hash the
+ * attempt checks next), read in the claim's statement.
+ */
+export async function claimLoginAttempt(
+  deps: LoginProtectionDeps,
+  attempt: LoginAttempt,
+  alongside?: ReadAlongside,
+): Promise<{ claim: LoginClaim; read: unknown }> {
   const claim = await claimFor(deps, attempt);
   // How long this request waits is real elapsed time, not a rule of the service's clock.
   const deadline = Date.now() + claimWait.maxMilliseconds;
@@ -164,8 +165,9 @@ export async function assertLoginAllowed(
     poll = Math.min(poll * 2, claimWait.maxPollMilliseconds)
   ) {
     const now = deps.clock.now();
-    const refusal = await claimAll(deps.db, claim, now);
-    if (!refusal) return claim;
+    const outcome = await claimTogether(deps.db, counterClaims(claim, now), now, alongside);
+    const { refusal } = outcome;
+    if (!refusal) return { claim, read: 'read' in outcome ? outcome.read : undefined };
     if ('lockedUntil' in refusal) throw loginLocked(refusal.lockedUntil, now);
     if (Date.now() + poll > deadline) throw loginLocked(new Date(now.getTime() + 1000), now);
     // Jitter, so waiting attempts don't all come back at the same moment.
@@ -246,8 +248,9 @@ export async function recordLoginSuccess(
   deps: LoginProtectionDeps,
   success: LoginAttempt & { userId: string; userAgent: string; method: string; claim?: LoginClaim },
 ): Promise<void> {
+  const claim = success.claim ?? (await claimFor(deps, success));
   const now = deps.clock.now();
-  await releaseLoginAttempt(deps, success);
+  // The claims given back and the event written in one statement (claim-together.ts).
   await writeAuditEvent(
     deps.db,
     {
@@ -258,6 +261,7 @@ export async function recordLoginSuccess(
       details: { method: success.method },
     },
     now,
+    withReleases(deps.db, releasesOf(claim), now),
   );
 }
 
@@ -271,10 +275,7 @@ export async function releaseLoginAttempt(
   attempt: LoginAttempt & { userId: string; claim?: LoginClaim | undefined },
 ): Promise<void> {
   const claim = attempt.claim ?? (await claimFor(deps, attempt));
-  const now = deps.clock.now();
-  if (claim.ladder) await recordLadderSuccess(deps.db, claim.ladder, now);
-  if (claim.accountWide) await releaseAccountClaim(deps.db, claim.accountWide, now);
-  if (claim.ip) await releaseIpClaim(deps.db, claim.ip, now);
+  await releaseTogether(deps.db, releasesOf(claim), deps.clock.now());
 }
 
 /**

@@ -8,6 +8,17 @@ export async function findPasswordHash(db: Queryable, userId: string): Promise<s
   return row?.secret_hash;
 }
 
+/**
+ * findPasswordHash as a scalar subquery, for a statement that reads it alongside other work (the login
+ * counters' claim: src/identity/brute-force/claim-together.ts).
+ */
+export function passwordHashRead(userId: string): { sql: string; bindings: Record<string, unknown> } {
+  return {
+    sql: `select secret_hash from user_credentials where user_id = :credentialUser and type = 'password'`,
+    bindings: { credentialUser: userId },
+  };
+}
+
 export async function savePasswordHash(
   db: Queryable,
   userId: string,

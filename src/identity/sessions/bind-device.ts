@@ -1,7 +1,7 @@
 import type { Queryable } from '../../db/database.js';
 import type { RequestInfo } from '../auth-flow/step.js';
 import { findUserById, type User } from '../users/user.js';
-import { deviceBindingFor } from './device-bindings.js';
+import { newDeviceBinding, touchDeviceBinding } from './device-bindings.js';
 import { isAccountSavedOnDevice, saveAccountOnDevice } from './saved-accounts.js';
 
 export interface DeviceBound {
@@ -21,16 +21,21 @@ export async function bindDeviceAtSignIn(
   trx: Queryable,
   presentedCookie: string | undefined,
   request: RequestInfo,
-  userId: string,
+  /** The user signing in, or their id to read them by (undefined: the user is gone). */
+  who: string | { user: User | undefined },
   now: Date,
 ): Promise<DeviceBound> {
-  const device = await deviceBindingFor(trx, presentedCookie, request, now);
-  const user = await findUserById(trx, userId);
-  const seenBefore = user ? await isAccountSavedOnDevice(trx, device.id, user.id) : true;
-  if (user) await saveAccountOnDevice(trx, device.id, user, now);
-  return {
-    deviceBindingId: device.id,
-    newDeviceSecret: device.newSecret,
-    firstOnDevice: seenBefore ? undefined : user,
-  };
+  const user = typeof who === 'string' ? await findUserById(trx, who) : who.user;
+  const known = presentedCookie ? await touchDeviceBinding(trx, presentedCookie, now) : undefined;
+  if (known) {
+    const seenBefore = user ? await isAccountSavedOnDevice(trx, known, user.id) : true;
+    if (user) await saveAccountOnDevice(trx, known, user, now);
+    return { deviceBindingId: known, firstOnDevice: seenBefore ? undefined : user };
+  }
+  // A new binding: no account was ever saved on it. Stored in the statement that saves the account.
+  const device = newDeviceBinding(trx, request, now);
+  if (user)
+    await saveAccountOnDevice(trx, device.id, user, now, (save) => save.with('new_device', device.insert));
+  else await device.insert;
+  return { deviceBindingId: device.id, newDeviceSecret: device.secret, firstOnDevice: user };
 }

@@ -1,7 +1,8 @@
 import type { Queryable } from '../../db/database.js';
 import type { FlowKind } from '../auth-flow/flow-session.js';
 import type { RequestInfo } from '../auth-flow/step.js';
-import type { User } from '../users/user.js';
+import { findUserWithAccess } from '../access/user-access.js';
+import { userFromRow, type User, type UserRow } from '../users/user.js';
 import { bindDeviceAtSignIn } from './bind-device.js';
 import type { MainAuthSigning } from './main-auth-tokens.js';
 import { startSession, type SessionTokens } from './start-session.js';
@@ -30,11 +31,14 @@ export async function completeSignIn(
   },
   now: Date,
 ): Promise<CompletedSignIn> {
-  const device = await bindDeviceAtSignIn(trx, signIn.deviceCookie, signIn.request, signIn.userId, now);
+  // The user's record (saved on the device) and access (the token's claims) in one read.
+  const found = await findUserWithAccess<UserRow>(trx, signIn.userId);
+  const user = found ? userFromRow(found.user) : undefined;
+  const device = await bindDeviceAtSignIn(trx, signIn.deviceCookie, signIn.request, { user }, now);
   const tokens = await startSession(
     trx,
     signing,
-    { ...signIn, deviceBindingId: device.deviceBindingId },
+    { ...signIn, deviceBindingId: device.deviceBindingId, access: found?.access },
     now,
   );
   return {

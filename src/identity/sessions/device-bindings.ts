@@ -1,4 +1,6 @@
+import crypto from 'node:crypto';
 import { stringifySetCookie } from 'cookie';
+import type { Knex } from 'knex';
 import type { Context } from 'koa';
 import { basePath } from '../../http/base-path.js';
 import { currentSettings } from '../../http/request-settings.js';
@@ -22,32 +24,39 @@ export interface DeviceBinding {
   newSecret?: string;
 }
 
-/** The live binding named by the presented cookie value, or a new one. */
-export async function deviceBindingFor(
+/** The live binding named by the presented cookie value (now seen again), or undefined. */
+export async function touchDeviceBinding(
   db: Queryable,
-  presented: string | undefined,
+  presented: string,
+  now: Date,
+): Promise<string | undefined> {
+  const [row] = (await db('device_bindings')
+    .where({ secret_hash: sha256(presented) })
+    .whereNull('revoked_at')
+    .update({ last_seen_at: now }, ['id'])) as { id: string }[];
+  return row?.id;
+}
+
+/**
+ * A new binding, not stored yet: its id and cookie value, and the insert that stores it (a sign-in
+ * runs it in the statement that saves the account on it: bind-device.ts).
+ */
+export function newDeviceBinding(
+  db: Queryable,
   request: RequestInfo,
   now: Date,
-): Promise<DeviceBinding> {
-  if (presented) {
-    const [row] = (await db('device_bindings')
-      .where({ secret_hash: sha256(presented) })
-      .whereNull('revoked_at')
-      .update({ last_seen_at: now }, ['id'])) as { id: string }[];
-    if (row) return { id: row.id };
-  }
+): { id: string; secret: string; insert: Knex.QueryBuilder } {
+  const id = crypto.randomUUID();
   const secret = randomSecret(32);
-  const [row] = (await db('device_bindings').insert(
-    {
-      secret_hash: sha256(secret),
-      user_agent: request.userAgent,
-      ip_address: request.ip,
-      created_at: now,
-      last_seen_at: now,
-    },
-    ['id'],
-  )) as { id: string }[];
-  return { id: row!.id, newSecret: secret };
+  const insert = db('device_bindings').insert({
+    id,
+    secret_hash: sha256(secret),
+    user_agent: request.userAgent,
+    ip_address: request.ip,
+    created_at: now,
+    last_seen_at: now,
+  });
+  return { id, secret, insert };
 }
 
 /** The binding a request's cookie names, without creating one. */

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import { randomSecret, sha256 } from '../../crypto/digest.js';
+import type { Knex } from 'knex';
 import type { Queryable } from '../../db/database.js';
 import { isUuid } from '../uuid.js';
 
@@ -42,15 +43,20 @@ const fromRow = (row: RefreshTokenRow): RefreshToken => ({
   expiresAt: row.expires_at,
 });
 
-/** Stores a new token for the session; answers its id and the value for the cookie. */
+/**
+ * Stores a new token for the session; answers its id and the value for the cookie. `alongside` adds
+ * changes (CTEs) to the insert, run in the same statement (a new session with its first token).
+ */
 export async function issueRefreshToken(
   db: Queryable,
   session: { id: string; userId: string; expiresAt: Date },
   now: Date,
   id: string = crypto.randomUUID(),
+  alongside?: (insert: Knex.QueryBuilder) => Knex.QueryBuilder,
 ): Promise<{ id: string; value: string }> {
   const value = randomSecret(refreshTokenBytes);
-  await db('refresh_tokens').insert({
+  const insert = db('refresh_tokens');
+  await (alongside ? alongside(insert) : insert).insert({
     id,
     token_hash: sha256(value),
     session_id: session.id,

@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import type { Queryable } from '../../db/database.js';
 import type { User } from '../users/user.js';
 import { isUuid } from '../uuid.js';
@@ -29,12 +30,16 @@ interface SavedAccountRow {
   last_used_at: Date;
 }
 
-/** Saves (or refreshes and re-lists, if the user had removed it) the account on the device. */
+/**
+ * Saves (or refreshes and re-lists, if the user had removed it) the account on the device. `alongside`
+ * adds changes (CTEs) to the statement (the device's new binding).
+ */
 export async function saveAccountOnDevice(
   db: Queryable,
   deviceBindingId: string,
   user: User,
   now: Date,
+  alongside?: (insert: Knex.QueryBuilder) => Knex.QueryBuilder,
 ): Promise<void> {
   const snapshot = {
     email: user.email,
@@ -45,7 +50,8 @@ export async function saveAccountOnDevice(
     last_used_at: now,
     revoked_at: null,
   };
-  await db('saved_accounts')
+  const insert = db('saved_accounts');
+  await (alongside ? alongside(insert) : insert)
     .insert({ device_binding_id: deviceBindingId, user_id: user.id, created_at: now, ...snapshot })
     .onConflict(['device_binding_id', 'user_id'])
     .merge(snapshot);

@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import type { Queryable } from '../../db/database.js';
 import { isUuid } from '../uuid.js';
 import { idleCutoff, type SessionPolicy } from './session-policy.js';
@@ -74,26 +75,38 @@ export interface NewSession {
   authMethod: string;
 }
 
+/**
+ * The insert of a new session, not run yet, and the session it creates (every column is known here):
+ * a sign-in runs it in the statement that stores the session's first refresh token (start-session.ts).
+ */
+export function sessionInsert(
+  db: Queryable,
+  session: NewSession,
+  now: Date,
+): { insert: Knex.QueryBuilder; session: Session } {
+  const row: SessionRow = {
+    id: session.id,
+    refresh_token_id: session.refreshTokenId,
+    user_id: session.userId,
+    device_binding_id: session.deviceBindingId ?? null,
+    user_agent: session.userAgent,
+    ip_address: session.ipAddress,
+    browser_name: session.browserName,
+    auth_method: session.authMethod,
+    auth_time: now,
+    last_authenticated_at: now,
+    last_activity_at: now,
+    expires_at: new Date(now.getTime() + sessionLifetimeMs),
+    is_revoked: false,
+    created_at: now,
+  };
+  return { insert: db('sessions').insert(row), session: fromRow(row) };
+}
+
 export async function insertSession(db: Queryable, session: NewSession, now: Date): Promise<Session> {
-  const [row] = await db('sessions').insert(
-    {
-      id: session.id,
-      refresh_token_id: session.refreshTokenId,
-      user_id: session.userId,
-      device_binding_id: session.deviceBindingId ?? null,
-      user_agent: session.userAgent,
-      ip_address: session.ipAddress,
-      browser_name: session.browserName,
-      auth_method: session.authMethod,
-      auth_time: now,
-      last_authenticated_at: now,
-      last_activity_at: now,
-      expires_at: new Date(now.getTime() + sessionLifetimeMs),
-      created_at: now,
-    },
-    '*',
-  );
-  return fromRow(row as SessionRow);
+  const { insert, session: created } = sessionInsert(db, session, now);
+  await insert;
+  return created;
 }
 
 /** The session if it is live: not revoked, not expired, not idle longer than the policy allows. */

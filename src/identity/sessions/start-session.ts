@@ -1,10 +1,11 @@
 import crypto from 'node:crypto';
 import type { Queryable } from '../../db/database.js';
+import type { UserAccess } from '../access/user-access.js';
 import type { RequestInfo } from '../auth-flow/step.js';
 import { browserNameOf } from './browser-name.js';
 import { accessTokenForSession, type MainAuthSigning } from './main-auth-tokens.js';
 import { issueRefreshToken } from './refresh-tokens.js';
-import { insertSession, type Session } from './sessions.js';
+import { sessionInsert, type Session } from './sessions.js';
 
 /** What a successful login or refresh hands to the client. */
 export interface SessionTokens {
@@ -21,6 +22,8 @@ export interface SignIn {
   authMethods: string[];
   request: RequestInfo;
   deviceBindingId?: string | undefined;
+  /** The user's roles and permissions, when already read in this transaction. */
+  access?: UserAccess | undefined;
 }
 
 /**
@@ -34,7 +37,7 @@ export async function startSession(
   now: Date,
 ): Promise<SessionTokens> {
   const refreshTokenId = crypto.randomUUID();
-  const session = await insertSession(
+  const { insert, session } = sessionInsert(
     trx,
     {
       id: crypto.randomUUID(),
@@ -48,8 +51,12 @@ export async function startSession(
     },
     now,
   );
-  const refreshToken = await issueRefreshToken(trx, session, now, refreshTokenId);
-  const access = await accessTokenForSession(trx, signing, session, refreshToken.id, now);
+  // The session and its first token in one statement: the token's foreign key to the session is
+  // checked at the end of the statement, when the session's row is there.
+  const refreshToken = await issueRefreshToken(trx, session, now, refreshTokenId, (tokenInsert) =>
+    tokenInsert.with('new_session', insert),
+  );
+  const access = await accessTokenForSession(trx, signing, session, refreshToken.id, now, signIn.access);
   return {
     session,
     accessToken: access.token,

@@ -29,8 +29,30 @@ export async function readSetting<Value>(db: Queryable, setting: PlatformSetting
   const row: { value: unknown } | undefined = await db('platform_settings')
     .where({ key: setting.key })
     .first('value');
-  if (!row) return setting.defaultValue;
-  const parsed = setting.schema.safeParse(row.value);
+  return settingValue(setting, row);
+}
+
+/**
+ * readSetting as a scalar subquery, for a statement that reads the setting alongside other things:
+ * `{ value }` when a value is stored, null when none is; `settingValue` checks what it answers.
+ */
+export function storedSettingRead(setting: PlatformSetting<unknown>): {
+  sql: string;
+  bindings: Record<string, unknown>;
+} {
+  return {
+    sql: `select jsonb_build_object('value', value) from platform_settings where key = :settingKey`,
+    bindings: { settingKey: setting.key },
+  };
+}
+
+/** The stored value (`{ value }`; none stored: undefined or null) checked against the schema, or the default. */
+export function settingValue<Value>(
+  setting: PlatformSetting<Value>,
+  stored: { value: unknown } | null | undefined,
+): Value {
+  if (!stored) return setting.defaultValue;
+  const parsed = setting.schema.safeParse(stored.value);
   if (!parsed.success) {
     throw new Error(`platform setting ${setting.key} holds an invalid value: ${parsed.error.message}`);
   }

@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { ApiError } from '../../../http/api-error.js';
 import {
-  assertLoginAllowed,
+  claimLoginAttempt,
   recordLoginFailure,
   recordLoginSuccess,
 } from '../../brute-force/login-protection.js';
+import { passwordHashRead } from '../../passwords/password-credential.js';
 import { verifyUserPassword } from '../../passwords/verify-user-password.js';
 import { loginAttemptOf } from '../login-attempt.js';
 import type { AuthFlowStep } from '../step.js';
@@ -27,8 +28,14 @@ export const passwordStep: AuthFlowStep<{ password: string }> = {
     const { userId } = attempt;
     const identifier = attempt.identifier ?? '';
     const protection = { db, clock };
-    const claim = await assertLoginAllowed(protection, attempt);
-    if (!(await verifyUserPassword(db, userId, password, clock.now(), passwordHashing)) || !userId) {
+    // The password hash is read in the claim's statement (one round trip); none for an unknown user.
+    const { claim, read } = await claimLoginAttempt(
+      protection,
+      attempt,
+      userId ? passwordHashRead(userId) : undefined,
+    );
+    const known = { storedHash: typeof read === 'string' ? read : undefined };
+    if (!(await verifyUserPassword(db, userId, password, clock.now(), passwordHashing, known)) || !userId) {
       await recordLoginFailure(protection, { ...attempt, identifier, ...request, claim });
       throw invalidCredentials();
     }
