@@ -1,5 +1,7 @@
 import crypto from 'node:crypto';
+import os from 'node:os';
 import argon2 from 'argon2';
+import pLimit from 'p-limit';
 import { defaults, type ServiceSettings } from '../../defaults.js';
 
 /**
@@ -7,6 +9,23 @@ import { defaults, type ServiceSettings } from '../../defaults.js';
  * libuv's thread pool, so hashing never blocks the event loop.
  */
 export type PasswordHashing = ServiceSettings['passwordHashing'];
+
+/**
+ * How many argon2id computations run at once: one per core, and always one thread of libuv's pool
+ * (UV_THREADPOOL_SIZE, 4 by default) left free; the others wait their turn. More at once would not
+ * finish sooner (each keeps a core busy for its whole ~25 ms) and would each hold another 19 MiB; and
+ * with every pool thread hashing, the token endpoint's RSA signatures and file reads would wait behind
+ * password checks during a burst of logins. A machine with more cores than that raises
+ * UV_THREADPOOL_SIZE to use them.
+ */
+export function argon2Concurrency(
+  cores = os.availableParallelism(),
+  threadPoolSize = Number(process.env.UV_THREADPOOL_SIZE) || 4,
+): number {
+  return Math.max(1, Math.min(cores, threadPoolSize - 1));
+}
+
+const argon2Slots = pLimit(argon2Concurrency());
 
 /**
  * Passwords are hashed and checked in Unicode normalization form NFKC (OWASP ASVS 5 6.2.x, NIST SP
@@ -21,7 +40,8 @@ export function hashPassword(
   password: string,
   hashing: PasswordHashing = defaults.passwordHashing,
 ): Promise<string> {
-  return argon2.hash(normalizePassword(password), { type: argon2.argon2id, ...hashing });
+  const normalized = normalizePassword(password);
+  return argon2Slots(() => argon2.hash(normalized, { type: argon2.argon2id, ...hashing }));
 }
 
 /**
@@ -80,7 +100,7 @@ export async function verifyPassword(
 
 async function verify(hash: string, password: string): Promise<boolean> {
   try {
-    return await argon2.verify(hash, password);
+    return await argon2Slots(() => argon2.verify(hash, password));
   } catch {
     return false;
   }
