@@ -228,10 +228,10 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
 
   // The service's own stack, from its root; served under the issuer's path (served-under.ts).
   const own = new Koa();
-  // This service's settings for everything deep inside a request (request-settings.ts).
-  own.use(withServiceSettings(settings));
   // Request ids and metrics first: they see every answer, errors included.
   for (const middleware of operations.middleware) own.use(middleware);
+  // This service's settings for everything deep inside a request (request-settings.ts).
+  own.use(withServiceSettings(settings));
   own.use(securityHeaders({ https: new URL(config.issuer).protocol === 'https:' }));
   // Every page shows the product's brand, the engine's error and logout pages too (src/http/pages.ts).
   const brand = config.brand ?? brandFrom({});

@@ -1,16 +1,20 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
+import type { ServiceSettings } from '../defaults.js';
 
 /**
  * What the code serving one request may want to know without it being passed along: the request id
  * (in every log line, error body and the X-Request-Id answer header), and where to count what the
  * request did (the service's metrics). Kept in AsyncLocalStorage, one store per request, so two
- * services in one process (tests, a host mounting two) never see each other's.
+ * services in one process (tests, a host mounting two) never see each other's. One storage for all
+ * of it: every promise a request creates pays for each AsyncLocalStorage in use.
  */
 export interface RequestContext {
   requestId: string;
   observers: RequestObservers;
+  /** The settings of the service serving the request (request-settings.ts). */
+  settings?: ServiceSettings;
 }
 
 /** Counts of things deep inside a request (an audit event written, a rate limit hit). */
