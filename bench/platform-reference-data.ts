@@ -2,13 +2,13 @@
 // the service in a child process, autocannon here. npm run bench:platform
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
-import net from 'node:net';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import knex from 'knex';
 import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
+import { freePort } from '../test/support/free-port.js';
 import { atLeast, formatNumber, median, reportRatios } from './support/floor-ratios.js';
 
 const databaseUrl = process.env.DATABASE_URL;
@@ -140,14 +140,6 @@ try {
   }
   await admin.raw(`drop database if exists ${name} with (force)`);
   await admin.destroy();
-}
-
-async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
 }
 
 function firstLine(

@@ -1,6 +1,5 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -11,6 +10,7 @@ import type { DatabaseHandle } from '../../src/db/database.js';
 import { signingKeyFromPem } from '../../src/keys/signing-keys.js';
 import { createTestDatabase, onPostgres } from '../support/database.js';
 import { repositoryRoot, runEntryPoint } from '../support/run-process.js';
+import { freePort } from '../support/free-port.js';
 
 let environment: Record<string, string>;
 let cleanup: () => Promise<void>;
@@ -198,15 +198,6 @@ describe('npm run idp -- <command> (as a process)', () => {
     expect(result.stderr).toMatch(/Unknown option '--bogus'/);
   }, 60_000);
 });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 describe('the CLI while npm start runs', () => {
   let server: ChildProcess | undefined;

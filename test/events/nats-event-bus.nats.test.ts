@@ -7,7 +7,8 @@ import { userToken, userTokenWith } from '../platform/support/platform-tokens.js
 import { startTestService, type TestService } from '../support/test-service.js';
 import { eventually } from './support/eventually.js';
 import { deleteStream, natsUrl, readStream, uniqueNatsEnvironment } from './support/nats-test-stream.js';
-import { freePort, natsTarget, startTcpProxy } from './support/tcp-proxy.js';
+import { freePort } from '../support/free-port.js';
+import { natsTarget, startTcpProxy } from './support/tcp-proxy.js';
 
 // Against the real NATS JetStream server: this file runs when NATS_URL is set (CI and this machine have one).
 describe('platform events on NATS JetStream', () => {

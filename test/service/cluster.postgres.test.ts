@@ -2,7 +2,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadUserAccess } from '../../src/identity/access/user-access.js';
 import { generateRsaPrivateKeyPem } from '../../src/keys/development-secrets.js';
@@ -12,6 +11,7 @@ import { createTestUser } from '../support/fixtures.js';
 import { signMainAuthToken } from '../support/sign-in.js';
 import { createRole } from '../platform/support/platform-tokens.js';
 import { repositoryRoot } from '../support/run-process.js';
+import { freePort } from '../support/free-port.js';
 
 // PostgreSQL only (HTTP_WORKERS > 1 needs DATABASE_URL): `npm start` as a cluster of two workers.
 let database: Awaited<ReturnType<typeof createTestDatabase>>;
@@ -19,14 +19,6 @@ let primary: ChildProcess;
 let output = '';
 let port = 0;
 const mainAuthPem = generateRsaPrivateKeyPem();
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port: found } = server.address() as net.AddressInfo;
-      server.close(() => resolve(found));
-    });
-  });
 
 /** The worker processes of the cluster (children of the supervising process). */
 const workerPids = () =>

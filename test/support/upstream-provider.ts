@@ -5,14 +5,6 @@ import type { Middleware } from 'koa';
 import Provider from 'oidc-provider';
 
 /** A port free on 127.0.0.1 now: our service must know its callback address before the upstream starts. */
-export async function freePort(): Promise<number> {
-  const probe = http.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
-
 /** What the upstream knows of a person: standard OpenID Connect claims. */
 export interface UpstreamAccount {
   sub: string;

@@ -38,14 +38,6 @@ export async function startTcpProxy(target: { host: string; port: number }, port
 }
 
 /** A port nothing listens on (right now). */
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 export function natsTarget(url: string): { host: string; port: number } {
   const parsed = new URL(url.split(',')[0]!);
   return { host: parsed.hostname, port: Number(parsed.port || 4222) };

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort } from './service-process.js';
+import { freePort } from '../../support/free-port.js';
 
 const binary = process.env.NATS_SERVER_BIN ?? 'nats-server';
 

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from './service-process.js';
+import { freePort } from '../../support/free-port.js';
 
 const run = promisify(execFile);
 const binaries = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';

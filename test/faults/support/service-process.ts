@@ -1,17 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import { generateRsaPrivateKeyPem } from '../../../src/keys/development-secrets.js';
 import { repositoryRoot } from '../../support/run-process.js';
-
-export const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
+import { freePort } from '../../support/free-port.js';
 
 /**
  * The service as `npm start` runs it, in a process of its own that a test can kill -9 and start again at

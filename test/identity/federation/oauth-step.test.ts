@@ -7,7 +7,8 @@ import { createTestClient, createTestUser, uniqueEmail } from '../../support/fix
 import { HttpBrowser, pageText, type Page } from '../../support/http-browser.js';
 import { buildAuthorizationRequest, discover, oidc } from '../../support/relying-party.js';
 import { startTestService, type TestService } from '../../support/test-service.js';
-import { freePort, startUpstreamProvider, type UpstreamProvider } from '../../support/upstream-provider.js';
+import { freePort } from '../../support/free-port.js';
+import { startUpstreamProvider, type UpstreamProvider } from '../../support/upstream-provider.js';
 import { IdentityClient, MovableClock, randomIp } from '../support/identity-client.js';
 import { setUpTotp, totpCode } from '../support/totp-codes.js';
 

@@ -8,7 +8,8 @@ import { expectAccessible } from '../../support/page-checks.js';
 import { callbackUri, createTestClient, createTestUser, uniqueEmail } from '../../support/fixtures.js';
 import { buildAuthorizationRequest, discover, oidc } from '../../support/relying-party.js';
 import { startTestService, type TestService } from '../../support/test-service.js';
-import { freePort, startUpstreamProvider, type UpstreamProvider } from '../../support/upstream-provider.js';
+import { freePort } from '../../support/free-port.js';
+import { startUpstreamProvider, type UpstreamProvider } from '../../support/upstream-provider.js';
 
 // In Debian's chromium: the person clicks the provider's button, the upstream (a second oidc-provider)
 // signs them in, and the downstream client gets its tokens.

@@ -10,8 +10,8 @@ import {
 } from '../../support/relying-party.js';
 import { startTestService, type TestService } from '../../support/test-service.js';
 import { IdentityClient } from '../support/identity-client.js';
+import { freePort } from '../../support/free-port.js';
 import {
-  freePort,
   startUpstreamProvider,
   type UpstreamAccount,
   type UpstreamProvider,
