@@ -15,29 +15,11 @@ import autocannon from 'autocannon';
 import { openDatabase } from '../src/db/database.js';
 import { createClient } from '../src/oidc/models/oauth-client.js';
 import { atMost, reportRatios, type FloorRatio } from './support/floor-ratios.js';
+import { startScript } from './support/production-service.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 8);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
-
-/** `npm start`'s environment assignments and node flags (package.json), as bench/oauth.ts reads them. */
-function startScript(): { environment: Record<string, string>; nodeFlags: string[] } {
-  const packageJson = JSON.parse(fs.readFileSync('package.json', 'utf8')) as { scripts: { start: string } };
-  const command = /&&\s*((?:\w+=\S+\s+)*)exec node\s+(.*?)\s*dist\/src\/main\.js/.exec(
-    packageJson.scripts.start,
-  );
-  if (!command) throw new Error(`can't read the start script: ${packageJson.scripts.start}`);
-  return {
-    environment: Object.fromEntries(
-      command[1]!
-        .trim()
-        .split(/\s+/)
-        .filter(Boolean)
-        .map((assignment) => assignment.split('=') as [string, string]),
-    ),
-    nodeFlags: command[2]!.split(' ').filter(Boolean),
-  };
-}
 
 const residentMegabytes = (pid: number) =>
   Number(/^VmRSS:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;

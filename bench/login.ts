@@ -23,8 +23,8 @@ import knex from 'knex';
 import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { hashPassword, verifyPassword } from '../src/identity/passwords/password-hash.js';
-import { generateRsaPrivateKeyPem } from '../src/keys/development-secrets.js';
 import { settledWorkCounters, workPerRequest } from './support/database-work.js';
+import { productionSecrets, startScript } from './support/production-service.js';
 import { startSmtpSink } from './support/smtp-sink.js';
 import { atLeast, reportRatios } from './support/floor-ratios.js';
 
@@ -65,28 +65,6 @@ async function prepareDatabase(): Promise<string[]> {
   return emails;
 }
 
-/**
- * How `npm start` runs the service (package.json): its environment assignments and node flags, so the
- * bench measures the production process (compiled, NODE_ENV=production), not the TypeScript loader.
- */
-async function startScript(): Promise<{ environment: Record<string, string>; nodeFlags: string[] }> {
-  const packageJson = JSON.parse(await fs.readFile(path.join(root, 'package.json'), 'utf8')) as {
-    scripts: { start: string };
-  };
-  const command = /&&\s*((?:\w+=\S+\s+)*)exec node\s+(.*?)\s*dist\/src\/main\.js/.exec(
-    packageJson.scripts.start,
-  );
-  if (!command) throw new Error(`bench/login.ts can't read the start script: ${packageJson.scripts.start}`);
-  const environment = Object.fromEntries(
-    command[1]!
-      .trim()
-      .split(/\s+/)
-      .filter(Boolean)
-      .map((assignment) => assignment.split('=') as [string, string]),
-  );
-  return { environment, nodeFlags: command[2]!.split(/\s+/).filter(Boolean) };
-}
-
 async function startServer(port: number, dataDir: string, smtpUrl: string) {
   // BENCH_CPU_PROF=<dir>: the service writes a V8 CPU profile there when it stops.
   const profile = process.env.BENCH_CPU_PROF
@@ -94,14 +72,13 @@ async function startServer(port: number, dataDir: string, smtpUrl: string) {
     : [];
   // The service as it runs in production: compiled, as npm start runs it.
   execFileSync('npm', ['run', '-s', 'build'], { cwd: root, stdio: 'inherit' });
-  const start = await startScript();
+  const start = startScript(path.join(root, 'package.json'));
   const child = spawn(process.execPath, [...start.nodeFlags, ...profile, 'dist/src/main.js'], {
     cwd: root,
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
       ...(process.env.UV_THREADPOOL_SIZE ? { UV_THREADPOOL_SIZE: process.env.UV_THREADPOOL_SIZE } : {}),
-      NODE_ENV: 'production',
       DATABASE_URL: scratchUrl.toString(),
       PORT: String(port),
       HOST: '127.0.0.1',
@@ -109,14 +86,9 @@ async function startServer(port: number, dataDir: string, smtpUrl: string) {
       DATA_DIR: dataDir,
       TRUST_PROXY: 'true',
       LOG_LEVEL: 'warn',
-      OIDC_PRIVATE_KEY: generateRsaPrivateKeyPem(),
-      MAIN_AUTH_PRIVATE_KEY: generateRsaPrivateKeyPem(),
-      COOKIE_KEYS: crypto.randomBytes(32).toString('base64url'),
       // Production wants a real transport: a login from a new device (every login here) notifies the
       // user by email, as in production, through a relay that accepts everything (bench/support/smtp-sink.ts).
-      EMAIL_TRANSPORT: 'smtp',
-      SMTP_URL: smtpUrl,
-      MAIL_FROM: 'bench@example.com',
+      ...productionSecrets(smtpUrl),
       ...start.environment,
     },
     stdio: ['ignore', 'inherit', 'inherit'],
@@ -194,13 +166,31 @@ async function login(base: string, email: string): Promise<void> {
   }
 }
 
-/** CPU seconds (user + system, all threads) the process has used so far, from /proc (Linux). */
-async function cpuSecondsOf(pid: number): Promise<number | undefined> {
+/**
+ * CPU seconds (user + system, all threads) the process has used so far, from /proc (Linux); with
+ * `mainThread`, only its main thread's: the one JavaScript runs on (argon2id and the RSA signatures run
+ * on libuv's thread pool, garbage collection partly on V8's helper threads).
+ */
+async function cpuSecondsOf(pid: number, mainThread = false): Promise<number | undefined> {
   try {
-    const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
+    const stat = await fs.readFile(
+      mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`,
+      'utf8',
+    );
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     // utime and stime are fields 14 and 15 of the stat line (12 and 13 after the command name).
     return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The process's peak resident memory so far and its resident memory now, in MB (Linux). */
+async function residentMemoryMb(pid: number): Promise<{ peak: number; now: number } | undefined> {
+  try {
+    const status = await fs.readFile(`/proc/${pid}/status`, 'utf8');
+    const kilobytes = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+    return { peak: Math.round(kilobytes('VmHWM') / 1024), now: Math.round(kilobytes('VmRSS') / 1024) };
   } catch {
     return undefined;
   }
@@ -287,12 +277,14 @@ async function main() {
     const workBefore = await settledWorkCounters(scratchUrl.toString());
     const began = performance.now();
     const cpuBefore = await cpuSecondsOf(child.pid!);
+    const javaScriptBefore = await cpuSecondsOf(child.pid!, true);
     const databaseBefore = await databaseCpuSeconds();
     const driverBefore = process.cpuUsage();
     const { latencies, errors, firstError } = await run(base, emails, seconds * 1000);
     const elapsed = (performance.now() - began) / 1000;
     const driver = process.cpuUsage(driverBefore);
     const cpuAfter = await cpuSecondsOf(child.pid!);
+    const javaScriptAfter = await cpuSecondsOf(child.pid!, true);
     const databaseAfter = await databaseCpuSeconds();
     const work = workPerRequest(
       workBefore,
@@ -305,6 +297,10 @@ async function main() {
       cpuBefore !== undefined && cpuAfter !== undefined && latencies.length > 0
         ? (cpuAfter - cpuBefore) / latencies.length
         : undefined;
+    // Resident memory: the peak of the whole run, and at rest two seconds after the logins stopped
+    // (what the allocator kept of argon2id's 19 MiB blocks, see README "Running it elsewhere").
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const memory = await residentMemoryMb(child.pid!);
     const argon2Ms = await argon2VerifyCpuMs();
     const perLoginMs = (seconds: number) =>
       Number(((seconds * 1000) / Math.max(1, latencies.length)).toFixed(1));
@@ -346,10 +342,16 @@ async function main() {
             serviceLoginsPerCpuSecond: Number((1 / cpuPerLogin).toFixed(1)),
           }
         : {}),
+      serviceResidentMemoryMb: memory,
       argon2VerifyCpuMs: Number(argon2Ms.toFixed(1)),
       argon2Bound: Number(bound.toFixed(1)),
       argon2AllCoresPerSecond: Number(allCores.toFixed(1)),
       cpuMsPerLogin: breakdown,
+      // Of the service's CPU, its JavaScript thread's: routes, queries, JSON, the engine (not argon2id).
+      serviceJavaScriptThreadCpuMsPerLogin:
+        javaScriptBefore !== undefined && javaScriptAfter !== undefined
+          ? perLoginMs(javaScriptAfter - javaScriptBefore)
+          : undefined,
       databaseWorkPerLogin: work,
       // New-device notifications the relay accepted (one per login: every login is from a new device).
       notificationsSent: smtp.messages(),

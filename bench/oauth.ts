@@ -5,19 +5,18 @@
  * clients that none trips its limit. Prints a markdown table for BENCHMARKS.md.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import autocannon, { type Request as AutocannonRequest } from 'autocannon';
 import knex from 'knex';
 import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
-import { generateRsaPrivateKeyPem } from '../src/keys/development-secrets.js';
 import { createClient } from '../src/oidc/models/oauth-client.js';
 import { createTestUser } from '../test/support/fixtures.js';
 import { HttpBrowser } from '../test/support/http-browser.js';
 import { completeAuthorization, discover } from '../test/support/relying-party.js';
 import { describeWork, settledWorkCounters, workPerRequest } from './support/database-work.js';
+import { productionSecrets, startScript } from './support/production-service.js';
 import {
   atLeast,
   atMost,
@@ -41,30 +40,13 @@ if (!adminUrl) {
 
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
 
-/**
- * How `npm start` runs the service (package.json), so the bench measures the same process: its
- * environment assignments and node flags. BENCH_NODE_OPTIONS replaces the flags.
- */
-const startScript = (() => {
-  const packageJson = JSON.parse(fs.readFileSync('package.json', 'utf8')) as { scripts: { start: string } };
-  const command = /&&\s*((?:\w+=\S+\s+)*)exec node\s+(.*?)\s*dist\/src\/main\.js/.exec(
-    packageJson.scripts.start,
-  );
-  if (!command) throw new Error(`bench/oauth.ts can't read the start script: ${packageJson.scripts.start}`);
-  const environment = Object.fromEntries(
-    command[1]!
-      .trim()
-      .split(/\s+/)
-      .filter(Boolean)
-      .map((assignment) => assignment.split('=') as [string, string]),
-  );
-  return { environment, nodeFlags: command[2]! };
-})();
+/** How `npm start` runs the service; BENCH_NODE_OPTIONS replaces its node flags. */
+const start = startScript();
 
 /** Starts a JavaScript entry (the built service) or a TypeScript one (through tsx). */
 function startProcess(entry: string, env: Record<string, string>, ready: string): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
-    const nodeOptions = (process.env.BENCH_NODE_OPTIONS ?? startScript.nodeFlags).split(' ').filter(Boolean);
+    const nodeOptions = process.env.BENCH_NODE_OPTIONS?.split(' ').filter(Boolean) ?? start.nodeFlags;
     const args = entry.endsWith('.ts') ? ['--import', 'tsx', entry] : [...nodeOptions, entry];
     const child = spawn(process.execPath, args, {
       env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
@@ -124,12 +106,18 @@ function cpuSecondsOf(pid: string): number {
  * tests on a shared machine) is not counted; the shared background processes (WAL writer, checkpointer)
  * are not either.
  */
-async function cpuSeconds(pid: number): Promise<{ server: number; database: Map<string, number> }> {
+async function cpuSeconds(
+  pid: number,
+): Promise<{ server: number; serverJavaScript: number; database: Map<string, number> }> {
   const children = fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/);
-  const server = [String(pid), ...children.filter(Boolean)].reduce((sum, id) => sum + cpuSecondsOf(id), 0);
+  const processes = [String(pid), ...children.filter(Boolean)];
+  const server = processes.reduce((sum, id) => sum + cpuSecondsOf(id), 0);
+  // Each process's main thread, the one JavaScript runs on; the rest is libuv's thread pool (RSA
+  // signatures, argon2id) and V8's helper threads (garbage collection).
+  const serverJavaScript = processes.reduce((sum, id) => sum + cpuSecondsOf(`${id}/task/${id}`), 0);
   const database = new Map<string, number>();
   for (const backend of await benchBackendPids()) database.set(backend, cpuSecondsOf(backend));
-  return { server, database };
+  return { server, serverJavaScript, database };
 }
 
 /** Set by main(): the pids of the PostgreSQL backends connected to the bench's database. */
@@ -159,6 +147,8 @@ interface Figure {
   peakRssMb: number;
   /** CPU time per request: the server's processes, and PostgreSQL's (all of its processes). */
   serverCpuMs: number;
+  /** Of serverCpuMs, the main threads' (JavaScript): the rest is signatures, hashing and GC threads. */
+  serverJavaScriptCpuMs: number;
   databaseCpuMs: number;
   /** What PostgreSQL did per request (round 1 of our scenarios): see bench/support/database-work.ts. */
   databaseWork?: string;
@@ -199,6 +189,7 @@ async function drive(scenario: Scenario, duration = seconds, countWork = false):
     errors: result.non2xx + result.errors + result.timeouts,
     peakRssMb: Math.round(peak),
     serverCpuMs: perRequestMs(cpuAfter.server - cpuBefore.server),
+    serverJavaScriptCpuMs: perRequestMs(cpuAfter.serverJavaScript - cpuBefore.serverJavaScript),
     databaseCpuMs: perRequestMs(databaseCpuSeconds(cpuBefore.database, cpuAfter.database)),
     ...(databaseWork ? { databaseWork } : {}),
   };
@@ -335,7 +326,6 @@ async function main() {
   const server = await startProcess(
     'dist/src/main.js',
     {
-      NODE_ENV: 'production',
       DATABASE_URL: benchUrl.toString(),
       DATABASE_POOL_MAX: process.env.DATABASE_POOL_MAX ?? '10',
       // npm start's default is one process; HTTP_WORKERS=2 measures a cluster (memory then sums all of it).
@@ -343,16 +333,11 @@ async function main() {
       PORT: String(port),
       HOST: '127.0.0.1',
       ISSUER: issuer,
-      OIDC_PRIVATE_KEY: generateRsaPrivateKeyPem(),
-      MAIN_AUTH_PRIVATE_KEY: generateRsaPrivateKeyPem(),
-      COOKIE_KEYS: crypto.randomBytes(32).toString('base64url'),
       // Production wants a real transport; nothing is sent during the bench.
-      EMAIL_TRANSPORT: 'smtp',
-      SMTP_URL: 'smtp://127.0.0.1:2525',
-      MAIL_FROM: 'bench@example.com',
+      ...productionSecrets('smtp://127.0.0.1:2525'),
       LOG_LEVEL: 'info',
-      // As npm start runs it (e.g. MALLOC_MMAP_THRESHOLD_: argon2's 19 MiB buffers go back to the system).
-      ...startScript.environment,
+      // As npm start runs it (GLIBC_TUNABLES: argon2id's 19 MiB blocks go back to the system, README).
+      ...start.environment,
     },
     'identity service listening',
   );
@@ -532,7 +517,7 @@ async function main() {
       `\n${new Date().toISOString().slice(0, 10)} · HTTP_WORKERS=${workers} · ${os.cpus().length} × ${cpu} · ${Math.round(os.totalmem() / 2 ** 30)} GiB · Node ${process.version} · ${connections} connections · median of ${rounds} runs of ${seconds} s\n`,
     );
     console.log(
-      '| Scenario | Target | req/s (median) | runs | p50 ms | p99 ms | non-2xx/errors | server peak memory MB | CPU ms/request: server + PostgreSQL |',
+      '| Scenario | Target | req/s (median) | runs | p50 ms | p99 ms | non-2xx/errors | server peak memory MB | CPU ms/request: server (its JavaScript thread) + PostgreSQL |',
     );
     console.log('|---|---|---:|---|---:|---:|---:|---:|---:|');
     for (const scenario of chosen) {
@@ -541,7 +526,7 @@ async function main() {
         (figure) => figure.requestsPerSecond === median(figures.map((f) => f.requestsPerSecond)),
       )!;
       console.log(
-        `| ${scenario.name} | ${scenario.target} | ${middle.requestsPerSecond} | ${figures.map((f) => f.requestsPerSecond).join(' / ')} | ${middle.p50} | ${middle.p99} | ${figures.reduce((sum, f) => sum + f.errors, 0)} | ${Math.max(...figures.map((f) => f.peakRssMb))} | ${middle.serverCpuMs} + ${middle.databaseCpuMs} |`,
+        `| ${scenario.name} | ${scenario.target} | ${middle.requestsPerSecond} | ${figures.map((f) => f.requestsPerSecond).join(' / ')} | ${middle.p50} | ${middle.p99} | ${figures.reduce((sum, f) => sum + f.errors, 0)} | ${Math.max(...figures.map((f) => f.peakRssMb))} | ${middle.serverCpuMs} (${middle.serverJavaScriptCpuMs}) + ${middle.databaseCpuMs} |`,
       );
     }
     console.log('\nDatabase work per request (round 1; PostgreSQL statistics of the bench database):\n');

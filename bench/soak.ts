@@ -11,7 +11,7 @@
  *   after their lifetime has passed, or expired rows survive the cleanup job (run once at the end, as
  *   the service does hourly).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -23,6 +23,8 @@ import { createClient } from '../src/oidc/models/oauth-client.js';
 import { createTestUser, defaultPassword } from '../test/support/fixtures.js';
 import { HttpBrowser } from '../test/support/http-browser.js';
 import { completeAuthorization, discover } from '../test/support/relying-party.js';
+import { productionSecrets, startScript } from './support/production-service.js';
+import { startSmtpSink } from './support/smtp-sink.js';
 
 const durationMs = Number(process.env.SOAK_SECONDS ?? 600) * 1_000;
 const windowMs = Number(process.env.SOAK_WINDOW_SECONDS ?? 15) * 1_000;
@@ -71,15 +73,23 @@ async function main() {
   url.pathname = `/${name}`;
   const database = await openDatabase({ databaseUrl: url.toString(), poolMax: 2 });
   let child: ChildProcess | undefined;
+  let smtp: Awaited<ReturnType<typeof startSmtpSink>> | undefined;
   try {
     await migrateToLatest(database.db);
     const { db } = database;
     const port = 20_000 + crypto.randomInt(20_000);
     const base = `http://127.0.0.1:${port}`;
-    child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    // The service as it runs in production: compiled, with npm start's flags and environment.
+    smtp = await startSmtpSink();
+    execFileSync('npm', ['run', '-s', 'build'], { stdio: 'inherit' });
+    const start = startScript();
+    child = spawn(process.execPath, [...start.nodeFlags, 'dist/src/main.js'], {
       env: {
-        ...process.env,
-        NODE_ENV: 'development',
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        // Production wants a real transport: logins from new devices notify their owners by email.
+        ...productionSecrets(smtp.url),
+        ...start.environment,
         DATABASE_URL: url.toString(),
         PORT: String(port),
         HOST: '127.0.0.1',
@@ -373,6 +383,7 @@ async function main() {
   } finally {
     child?.kill('SIGTERM');
     await new Promise((resolve) => setTimeout(resolve, 1_000));
+    smtp?.close();
     await database.close();
     await admin.raw(`drop database if exists ${name} with (force)`);
     await admin.destroy();
