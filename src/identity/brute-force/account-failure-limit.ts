@@ -5,6 +5,7 @@ import {
   type CounterClaim,
   type CounterRelease,
 } from './attempt-claims.js';
+import { releaseTogether } from './claim-together.js';
 import { defaults } from '../../defaults.js';
 
 /**
@@ -55,7 +56,7 @@ export function accountClaim(account: string, now: Date): CounterClaim {
       if (!row?.oldest || row.failures < accountFailureLimit.failures) return { busy: true };
       return { lockedUntil: closedUntil(row.oldest) };
     },
-    release: (db) => releaseAccountClaim(db, account, now),
+    release: (db) => releaseTogether(db, [accountRelease(account)], now),
   };
 }
 
@@ -89,9 +90,9 @@ export async function recordAccountFailure(
 }
 
 /**
- * Gives back a claim after a success, as one update of the release statement (claim-together.ts). A
- * success does not wipe the count: a distributed attacker must not win 100 more guesses each time the
- * owner signs in.
+ * Gives back a claim (after a success, or a refusal by another counter), as one update of the release
+ * statement (claim-together.ts). A success does not wipe the count: a distributed attacker must not
+ * win 100 more guesses each time the owner signs in.
  */
 export function accountRelease(account: string): CounterRelease {
   return {
@@ -101,14 +102,6 @@ export function accountRelease(account: string): CounterRelease {
        returning 1`,
     bindings: { accountWide: account },
   };
-}
-
-/** Gives back a claim without an outcome (a refusal by another counter). */
-export async function releaseAccountClaim(db: Queryable, account: string, now: Date): Promise<void> {
-  await db.raw(
-    `update login_account_failures as t set in_flight = ${inFlightAfterRelease('t')} where account = :account`,
-    { account, now },
-  );
 }
 
 /** The account's count goes (its owner proved control of a contact). */

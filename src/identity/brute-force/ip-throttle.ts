@@ -6,6 +6,7 @@ import {
   type CounterClaim,
   type CounterRelease,
 } from './attempt-claims.js';
+import { releaseTogether } from './claim-together.js';
 import { defaults } from '../../defaults.js';
 
 /**
@@ -60,7 +61,7 @@ export function ipClaim(ip: string, now: Date): CounterClaim {
         .first('locked_until');
       return refusalOf(row, now);
     },
-    release: (db) => releaseIpClaim(db, ip, now),
+    release: (db) => releaseTogether(db, [ipRelease(ip)], now),
   };
 }
 
@@ -112,8 +113,8 @@ export async function recordIpFailure(
 }
 
 /**
- * Gives back a claim after a success (nothing was counted), as one update of the release statement
- * (claim-together.ts).
+ * Gives back a claim (after a success, or a refusal by another counter: nothing was counted), as one
+ * update of the release statement (claim-together.ts).
  */
 export function ipRelease(ip: string): CounterRelease {
   return {
@@ -123,14 +124,6 @@ export function ipRelease(ip: string): CounterRelease {
        returning 1`,
     bindings: { ip },
   };
-}
-
-/** Gives back a claim without an outcome (a refusal by another counter). */
-export async function releaseIpClaim(db: Queryable, ip: string, now: Date): Promise<void> {
-  await db.raw(`update login_ip_throttle as t set in_flight = ${inFlightAfterRelease('t')} where ip = :ip`, {
-    ip,
-    now,
-  });
 }
 
 /** Windows over and locks expired: the hourly cleanup. */
