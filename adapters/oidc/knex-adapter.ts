@@ -2,6 +2,7 @@ import { errors, Provider, type Adapter, type AdapterPayload } from 'oidc-provid
 import type { Clock } from '../../src/clock.js';
 import { sha256 } from '../../src/crypto/digest.js';
 import type { Database } from '../../src/db/database.js';
+import { preparedStatement, runPrepared, type PreparedStatement } from '../../src/db/prepared-statement.js';
 import {
   userWithAccessFromRow,
   userWithAccessQuery,
@@ -41,13 +42,6 @@ export function createOidcAdapterFactory(db: Database, clock: Clock): (model: st
     }
   };
 }
-
-/**
- * A name for a statement of the token endpoint's hot path: PostgreSQL then parses and plans it once per
- * connection instead of at every request (planning the refresh-token read took four times as long as
- * running it). knex hands `name` to pg; PGlite ignores it.
- */
-const preparedStatement = (name: string) => ({ name: `oidc:${name}` });
 
 const expiresAt = (clock: Clock, expiresIn: number) => new Date(clock.now().getTime() + expiresIn * 1000);
 
@@ -182,6 +176,24 @@ function refreshTokenFromRow(token: string, row: RefreshTokenRow): AdapterPayloa
  */
 const rotations = new WeakMap<object, string>();
 
+/**
+ * The compare-and-set of a rotation: the old token is consumed (and pointed at its replacement) and the
+ * new one inserted in one statement, or neither when another request consumed the old one first.
+ */
+const rotation = preparedStatement<{ token_hash: string }>(
+  'oidc:refresh-token-rotation',
+  `with consumed as (
+     update oauth_refresh_tokens
+        set consumed_at = $1, revoked_at = $1, replaced_by_token_hash = $2
+      where token_hash = $3 and consumed_at is null and revoked_at is null
+      returning token_family_id
+   )
+   insert into oauth_refresh_tokens (token_hash, token_family_id, user_id, client_id, scopes, expires_at, payload)
+   select $2, $4, $5, $6, $7::text[], $8, $9::jsonb
+     from consumed
+   returning token_hash`,
+);
+
 class RefreshTokenAdapter implements Adapter {
   /**
    * The refresh_token grant reads the token, then its Grant, then its account: #findWithGrantAndAccount
@@ -189,23 +201,27 @@ class RefreshTokenAdapter implements Adapter {
    * for the engine to ask. Written out once (the account part from the shared query builder): building
    * it with knex at every refresh cost more CPU than PostgreSQL spent running it.
    */
-  readonly #readWithGrantAndAccount: string;
+  readonly #readWithGrantAndAccount: PreparedStatement<
+    RefreshTokenRow & GrantColumns & Partial<UserWithAccessRow<UserRow>>
+  >;
 
   constructor(
     private readonly db: Database,
     private readonly clock: Clock,
   ) {
     const account = userWithAccessQuery(db).whereRaw('users.id = token.user_id').toQuery();
-    this.#readWithGrantAndAccount = `
-      select token.payload, token.consumed_at,
-             family_grant.payload as grant_payload, family_grant.consumed_at as grant_consumed_at,
-             account.*
-        from oauth_refresh_tokens as token
-        left join oidc_payloads as family_grant
-          on family_grant.id = token.token_family_id and family_grant.model = 'Grant'
-         and (family_grant.expires_at is null or family_grant.expires_at > ?)
-        left join lateral (${account}) as account on true
-       where token.token_hash = ? and (token.revoked_at is null or token.consumed_at is not null)`;
+    this.#readWithGrantAndAccount = preparedStatement(
+      'oidc:refresh-token-with-grant-and-account',
+      `select token.payload, token.consumed_at,
+              family_grant.payload as grant_payload, family_grant.consumed_at as grant_consumed_at,
+              account.*
+         from oauth_refresh_tokens as token
+         left join oidc_payloads as family_grant
+           on family_grant.id = token.token_family_id and family_grant.model = 'Grant'
+          and (family_grant.expires_at is null or family_grant.expires_at > $1)
+         left join lateral (${account}) as account on true
+        where token.token_hash = $2 and (token.revoked_at is null or token.consumed_at is not null)`,
+    );
   }
 
   async upsert(token: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
@@ -232,22 +248,18 @@ class RefreshTokenAdapter implements Adapter {
     }
     rotations.delete(context!);
     const now = this.clock.now();
-    const rotated = await this.db
-      .raw(
-        `with consumed as (
-         update oauth_refresh_tokens
-            set consumed_at = :now, revoked_at = :now, replaced_by_token_hash = :tokenHash
-          where token_hash = :replacedHash and consumed_at is null and revoked_at is null
-          returning token_family_id
-       )
-       insert into oauth_refresh_tokens (token_hash, token_family_id, user_id, client_id, scopes, expires_at, payload)
-       select :tokenHash, :familyId, :userId, :clientId, cast(:scopes as text[]), :expiresAt, cast(:payload as jsonb)
-         from consumed
-       returning token_hash`,
-        { ...row, now, replacedHash: sha256(replaced) },
-      )
-      .options(preparedStatement('refresh-token-rotation'));
-    if ((rotated as { rows: unknown[] }).rows.length === 0) {
+    const rotated = await runPrepared(this.db, rotation, [
+      now,
+      tokenHash,
+      sha256(replaced),
+      row.familyId,
+      row.userId,
+      row.clientId,
+      row.scopes,
+      row.expiresAt,
+      row.payload,
+    ]);
+    if (rotated.rowCount === 0) {
       // Another request rotated (or revoked) this token first: a second presentation, which is reuse.
       await revokeGrantFamily(this.db, this.clock, row.familyId as string);
       throw new errors.InvalidGrant('refresh token already used');
@@ -268,11 +280,10 @@ class RefreshTokenAdapter implements Adapter {
   }
 
   async #findWithGrantAndAccount(token: string): Promise<AdapterPayload | undefined> {
-    const { rows } = (await this.db
-      .raw(this.#readWithGrantAndAccount, [this.clock.now(), sha256(token)])
-      .options(preparedStatement('refresh-token-with-grant-and-account'))) as {
-      rows: (RefreshTokenRow & GrantColumns & Partial<UserWithAccessRow<UserRow>>)[];
-    };
+    const { rows } = await runPrepared(this.db, this.#readWithGrantAndAccount, [
+      this.clock.now(),
+      sha256(token),
+    ]);
     const row = rows[0];
     if (!row) return undefined;
     const { payload, consumed_at, grant_payload, grant_consumed_at, ...accountRow } = row;
