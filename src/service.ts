@@ -14,7 +14,7 @@ import { errorPageAnswer, jsonErrorAnswer, uncaughtErrors } from './http/error-h
 import { jsonNotFound } from './http/json-api.js';
 import { issuerPath } from './http/base-path.js';
 import { ownPaths } from './http/own-paths.js';
-import { withServiceSettings } from './http/request-settings.js';
+import { requestEnvelope } from './http/request-envelope.js';
 import { routersByPath } from './http/routers-by-path.js';
 import { servedUnder } from './http/served-under.js';
 import { RateLimits } from './http/rate-limit.js';
@@ -228,41 +228,45 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
 
   // The service's own stack, from its root; served under the issuer's path (served-under.ts).
   const own = new Koa();
-  // Request ids and metrics first: they see every answer, errors included.
-  for (const middleware of operations.middleware) own.use(middleware);
-  // This service's settings for everything deep inside a request (request-settings.ts).
-  own.use(withServiceSettings(settings));
-  own.use(securityHeaders({ https: new URL(config.issuer).protocol === 'https:' }));
-  // Every page shows the product's brand, the engine's error and logout pages too (src/http/pages.ts).
-  const brand = config.brand ?? brandFrom({});
-  own.use((ctx, next) => {
-    ctx.state.brand = brand;
-    return next();
-  });
   // An error no router answered: in its endpoint's shape (503 + Retry-After when the database is away).
   const errorAnswers = {
     api: jsonErrorAnswer(logger),
     oauth: oauthErrorAnswer(logger),
     page: errorPageAnswer(logger),
   };
+  // Every page shows the product's brand, the engine's error and logout pages too (src/http/pages.ts).
+  const brand = config.brand ?? brandFrom({});
+  // Request id, settings, security headers, brand, the last error boundary and metrics, around every
+  // request: they see every answer, errors included.
   own.use(
-    uncaughtErrors((ctx) =>
-      jsonApiPrefixes.some((prefix) => ctx.path.startsWith(prefix))
-        ? errorAnswers.api
-        : oauthJsonPaths.has(ctx.path)
-          ? errorAnswers.oauth
-          : errorAnswers.page,
-    ),
+    requestEnvelope({
+      observers: operations.metrics.observers,
+      settings,
+      brand,
+      securityHeaders: securityHeaders({ https: new URL(config.issuer).protocol === 'https:' }),
+      answerUncaught: uncaughtErrors((ctx) =>
+        jsonApiPrefixes.some((prefix) => ctx.path.startsWith(prefix))
+          ? errorAnswers.api
+          : oauthJsonPaths.has(ctx.path)
+            ? errorAnswers.oauth
+            : errorAnswers.page,
+      ),
+      recordAnswer: operations.recordAnswer,
+    }),
   );
-  // /healthz, /readyz, /metrics: never rate-limited, never the engine's.
-  own.use(operations.router.routes());
   // Before anything else of the OAuth endpoints (our own introspection included).
   own.use(oidc.clientRateLimiting(rateLimits));
   // The engine last: everything our routes do not answer (authorize, token, revocation, discovery...).
   const { engine } = oidc;
-  // Paths only the engine serves skip our routers (none of them matches these).
-  own.use((ctx, next) => (oidc.engineOnlyPaths.has(ctx.path) ? engine(ctx) : next()));
+  // Paths only the engine serves, and our endpoints answered by path alone, skip the routers.
+  own.use((ctx, next) => {
+    if (oidc.engineOnlyPaths.has(ctx.path)) return engine(ctx);
+    const endpoint = oidc.endpoints.get(ctx.path);
+    return endpoint ? endpoint(ctx, next) : next();
+  });
   const routers: Router[] = [
+    // /healthz, /readyz, /metrics: not the OAuth endpoints, so never rate-limited, never the engine's.
+    operations.router,
     assetRoutes(),
     brandStylesheetRoutes(brand),
     ...oidc.routers({ ...identity, rateLimits, apiPrefix: identityApiPrefix, brand }),
@@ -276,7 +280,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
   // Each request visits only the routers with a route that could match its path (routers-by-path.ts).
   own.use(routersByPath(routers));
   // Embedded, the service answers only these; the host answers the rest (own-paths.ts).
-  const ownsPath = ownPaths([operations.router, ...routers], {
+  const ownsPath = ownPaths(routers, {
     prefixes: ['/oauth/', '/interaction/'],
     paths: ['/.well-known/openid-configuration'],
   });

@@ -58,20 +58,20 @@ export function renderErrorPage(ctx: Context, error: ApiError): void {
 }
 
 /**
- * The app's outermost error boundary. An error no router answered (the rate limits in front of the
- * engine, the engine's session save after its own error handling, a page's failure) is answered in
- * its endpoint's shape, never with Koa's plain-text 500. The failed answer's headers (a redirect's
- * Location, cookies) are dropped first, as Koa would.
+ * The app's outermost error boundary (the request envelope's). An error no router answered (the rate
+ * limits in front of the engine, the engine's session save after its own error handling, a page's
+ * failure) is answered in its endpoint's shape, never with Koa's plain-text 500. The failed answer's
+ * headers (a redirect's Location, cookies) are dropped first, as Koa would. False when the answer
+ * has begun already: the error then goes on to Koa.
  */
-export function uncaughtErrors(answerFor: (ctx: Context) => ErrorAnswer): Middleware {
-  return async function answerUncaughtErrors(ctx, next) {
-    try {
-      await next();
-    } catch (caught) {
-      if (ctx.headerSent || !ctx.writable) throw caught;
-      for (const name of ctx.res.getHeaderNames()) ctx.res.removeHeader(name);
-      answerFor(ctx)(ctx, caught);
-    }
+export function uncaughtErrors(
+  answerFor: (ctx: Context) => ErrorAnswer,
+): (ctx: Context, caught: unknown) => boolean {
+  return function answerUncaughtError(ctx, caught) {
+    if (ctx.headerSent || !ctx.writable) return false;
+    for (const name of ctx.res.getHeaderNames()) ctx.res.removeHeader(name);
+    answerFor(ctx)(ctx, caught);
+    return true;
   };
 }
 

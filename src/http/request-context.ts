@@ -1,14 +1,15 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
-import type { Middleware } from 'koa';
+import type { Context } from 'koa';
 import type { ServiceSettings } from '../defaults.js';
 
 /**
  * What the code serving one request may want to know without it being passed along: the request id
- * (in every log line, error body and the X-Request-Id answer header), and where to count what the
- * request did (the service's metrics). Kept in AsyncLocalStorage, one store per request, so two
- * services in one process (tests, a host mounting two) never see each other's. One storage for all
- * of it: every promise a request creates pays for each AsyncLocalStorage in use.
+ * (in every log line, error body and the X-Request-Id answer header), where to count what the
+ * request did (the service's metrics) and the settings of the service serving it. Kept in
+ * AsyncLocalStorage, one store per request, so two services in one process (tests, a host mounting
+ * two) never see each other's. One storage for all of it: every promise a request creates pays for
+ * each AsyncLocalStorage in use.
  */
 export interface RequestContext {
   requestId: string;
@@ -40,24 +41,31 @@ export function requestLogFields(): { requestId?: string } {
   return requestId === undefined ? {} : { requestId };
 }
 
+/** The request's context: the caller's X-Request-Id when sane, else a new UUID. */
+export function newRequestContext(
+  ctx: Context,
+  observers: RequestObservers,
+  settings?: ServiceSettings,
+): RequestContext {
+  const offered = ctx.get(requestIdHeader);
+  const requestId = saneRequestId.test(offered) ? offered : randomUUID();
+  return { requestId, observers, ...(settings ? { settings } : {}) };
+}
+
+/** Runs `work` (the rest of the request) in the request's context. */
+export function inRequestContext<T>(context: RequestContext, work: () => T): T {
+  return storage.run(context, work);
+}
+
 /**
- * Outermost middleware: takes the caller's X-Request-Id when sane (else a new UUID), runs the request
- * in its context, and answers with the id in the X-Request-Id header and in a JSON error body
- * (`request_id`, next to `error`), so a user's report leads to the log lines of that request.
+ * The answer carries the request id: in the X-Request-Id header and in a JSON error body
+ * (`request_id`, next to `error`), so a user's report leads to the log lines of that request. Set
+ * last: an error boundary inside drops the failed answer's headers.
  */
-export function requestContext(observers: RequestObservers = {}): Middleware {
-  return async function withRequestContext(ctx, next) {
-    const offered = ctx.get(requestIdHeader);
-    const requestId = saneRequestId.test(offered) ? offered : randomUUID();
-    try {
-      await storage.run({ requestId, observers }, next);
-    } finally {
-      // Set last: an error boundary inside drops the failed answer's headers.
-      ctx.set(requestIdHeader, requestId);
-      const body: unknown = ctx.body;
-      if (ctx.status >= 400 && isErrorBody(body)) ctx.body = { ...body, request_id: requestId };
-    }
-  };
+export function tagAnswerWithRequestId(ctx: Context, requestId: string): void {
+  ctx.set(requestIdHeader, requestId);
+  const body: unknown = ctx.body;
+  if (ctx.status >= 400 && isErrorBody(body)) ctx.body = { ...body, request_id: requestId };
 }
 
 function isErrorBody(body: unknown): body is { error: string } {

@@ -1,4 +1,4 @@
-import type { Context, Middleware } from 'koa';
+import type { Context } from 'koa';
 
 /**
  * Content-Security-Policy of the HTML answers (our pages, the engine's error and form_post pages): no
@@ -21,8 +21,16 @@ const resourcePolicy = "default-src 'none'; frame-ancestors 'none'";
 /** RFC 6797: browsers keep to https for a year, subdomains included. */
 const strictTransportSecurity = 'max-age=31536000; includeSubDomains';
 
+export interface SecurityHeaders {
+  /** Before the routes run, so the engine can extend the CSP. */
+  beforeAnswer(ctx: Context): void;
+  /** Afterwards: again where an error answer dropped them, and the CSP narrowed for what is not HTML. */
+  afterAnswer(ctx: Context): void;
+}
+
 /**
- * The security headers of every answer, decided here and nowhere else (outermost middleware):
+ * The security headers of every answer, decided here and nowhere else (the request envelope sets them
+ * around every request):
  *
  * - `X-Content-Type-Options: nosniff`: a body is only ever what its Content-Type says;
  * - a Content-Security-Policy with `frame-ancestors 'none'` (and `X-Frame-Options: DENY` for browsers
@@ -30,11 +38,8 @@ const strictTransportSecurity = 'max-age=31536000; includeSubDomains';
  * - `Referrer-Policy: no-referrer`: authorization and reset URLs never leak in a Referer;
  * - `Strict-Transport-Security` when the issuer is https (behind a TLS-terminating proxy the request
  *   itself may arrive over http), and only then.
- *
- * Set before the routes run, so the engine can extend the CSP; set again afterwards where an error
- * answer dropped them, and the CSP narrowed for what is not HTML.
  */
-export function securityHeaders(options: { https: boolean }): Middleware {
+export function securityHeaders(options: { https: boolean }): SecurityHeaders {
   const headers: Record<string, string> = {
     'X-Content-Type-Options': 'nosniff',
     'Content-Security-Policy': pagePolicy,
@@ -46,11 +51,14 @@ export function securityHeaders(options: { https: boolean }): Middleware {
   const setMissing = (ctx: Context) => {
     for (const [name, value] of entries) if (!ctx.res.hasHeader(name)) ctx.res.setHeader(name, value);
   };
-  return async function setSecurityHeaders(ctx, next) {
-    setMissing(ctx);
-    await next();
-    setMissing(ctx);
-    if (!isHtml(ctx.res.getHeader('content-type'))) ctx.set('Content-Security-Policy', resourcePolicy);
+  return {
+    beforeAnswer: setMissing,
+    afterAnswer(ctx) {
+      if (ctx.headerSent) return;
+      setMissing(ctx);
+      if (!isHtml(ctx.res.getHeader('content-type')))
+        ctx.res.setHeader('Content-Security-Policy', resourcePolicy);
+    },
   };
 }
 

@@ -1,10 +1,9 @@
 import type Router from '@koa/router';
-import type { Middleware } from 'koa';
+import type { Context } from 'koa';
 import type { Provider } from 'oidc-provider';
 import type { Clock } from '../clock.js';
 import type { Database } from '../db/database.js';
 import type { EventBus } from '../events/event-bus.js';
-import { requestContext } from '../http/request-context.js';
 import { healthRoutes } from './health-routes.js';
 import { httpMetrics } from './http-metrics.js';
 import { metricsRoute } from './metrics-route.js';
@@ -21,8 +20,8 @@ export interface OperationsDeps {
 
 export interface Operations {
   metrics: ServiceMetrics;
-  /** Outermost middleware: request ids, then request metrics. */
-  middleware: Middleware[];
+  /** Counts and times an answer (the request envelope calls it for every request). */
+  recordAnswer(ctx: Context, startedNs: bigint): void;
   /** GET /healthz, /readyz, /metrics */
   router: Router;
   /** Counts the engine's successful grants (tokens issued) by grant_type. */
@@ -36,7 +35,7 @@ export function createOperations(deps: OperationsDeps): Operations {
   health.use(metricsRoute(metrics, deps.metricsToken).routes());
   return {
     metrics,
-    middleware: [requestContext(metrics.observers), httpMetrics(metrics, new Set(deps.enginePaths))],
+    recordAnswer: httpMetrics(metrics, new Set(deps.enginePaths)),
     router: health,
     observeEngine(provider) {
       provider.on('grant.success', (ctx: { oidc?: { params?: { grant_type?: unknown } } }) => {
