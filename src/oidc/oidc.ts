@@ -21,7 +21,7 @@ import { discoveryRoutes } from './actions/discovery.js';
 import { endSessionRoutes } from './actions/end-session.js';
 import { inboundLoginPageRoutes } from './actions/inbound-login-page.js';
 import { interactionRoutes } from './actions/interaction.js';
-import { introspectionRoutes } from './actions/introspect.js';
+import { introspectionEndpoint } from './actions/introspect.js';
 import { jwksRoutes } from './actions/jwks.js';
 import { ssoInboundRoutes } from './actions/sso-inbound.js';
 import { ssoOtcRoutes } from './actions/sso-otc.js';
@@ -65,6 +65,11 @@ export interface Oidc {
   engine: ComposedMiddleware<ParameterizedContext>;
   /** Paths only the engine serves: our routers never match them. */
   engineOnlyPaths: ReadonlySet<string>;
+  /**
+   * Our OAuth endpoints answered by their path alone, every method, without a router: the ones resource
+   * servers call for every request they serve (introspection).
+   */
+  endpoints: ReadonlyMap<string, Middleware>;
   /** Every path the engine answers (for the per-route metrics). */
   enginePaths: string[];
   /** The per-client rate limits of the OAuth endpoints, before anything else of them. */
@@ -113,21 +118,25 @@ export async function createOidc(deps: OidcDeps): Promise<Oidc> {
     tokenVerification,
     engine,
     engineOnlyPaths: new Set([oauthRoutes.authorization, oauthRoutes.token, oauthRoutes.revocation]),
+    endpoints: new Map([
+      [
+        oauthRoutes.introspection,
+        introspectionEndpoint({
+          config,
+          db,
+          clock,
+          provider,
+          keySet,
+          oauthTokens: tokenVerification.oauthTokens,
+        }),
+      ],
+    ]),
     enginePaths: [...Object.values(oauthRoutes), '/.well-known/openid-configuration'],
     clientRateLimiting: (rateLimits) => clientRateLimiting({ rateLimits, provider, logger, clock }),
     routers: (identity) => [
       jwksRoutes(keySet),
       discoveryRoutes(),
       userinfoRoutes({ config, db, clock, keySet, oauthTokens: tokenVerification.oauthTokens, logger }),
-      introspectionRoutes({
-        config,
-        db,
-        clock,
-        provider,
-        keySet,
-        oauthTokens: tokenVerification.oauthTokens,
-        logger,
-      }),
       endSessionRoutes({ db, clock, keySet, issuer: config.issuer, apiPrefix: identity.apiPrefix }),
       consentRoutes({ db, clock, signedIn: identity.signedIn, logger }),
       ssoOtcRoutes({ db, clock, rateLimits: identity.rateLimits, signedIn: identity.signedIn, logger }),

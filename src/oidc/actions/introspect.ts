@@ -1,12 +1,11 @@
-import Router from '@koa/router';
-import { bodyParser } from '@koa/bodyparser';
+import type { Middleware } from 'koa';
 import type { Client, Provider } from 'oidc-provider';
 import { z } from 'zod';
 import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
 import type { Database } from '../../db/database.js';
+import { readFormBody } from '../../http/form-body.js';
 import type { PublishedKeySet } from '../../keys/published-key-set.js';
-import type { Logger } from '../../logger.js';
 import {
   InvalidAccessTokenError,
   verifyOAuthAccessToken,
@@ -17,8 +16,7 @@ import { VerifiedTokenCache } from '../../tokens/verified-token-cache.js';
 import { ActiveUserCache } from '../active-user-cache.js';
 import { authenticateClientWithBasic } from '../client-authentication.js';
 import { findActiveRefreshToken } from '../models/oauth-refresh-token.js';
-import { OAuthError, oauthErrors } from '../oauth-error.js';
-import { oauthRoutes } from '../provider.js';
+import { OAuthError } from '../oauth-error.js';
 
 const introspectionRequest = z.object({
   token: z.string().min(1).max(4096),
@@ -40,6 +38,9 @@ type Introspection =
 
 const inactive: Introspection = { active: false };
 
+/** As the engine's own endpoints (lib/shared/selective_body.js). */
+const bodyLimit = 56 * 1024;
+
 /**
  * POST /oauth/introspect (RFC 7662), the client authenticated with HTTP Basic. Active JWT access
  * tokens and refresh tokens get the spec's fields; anything invalid, expired, revoked, from another
@@ -51,21 +52,23 @@ const inactive: Introspection = { active: false };
  * An access token is inactive once its grant is revoked, its client disabled or its user disabled: all
  * three are answered from per-node memory refreshed every few seconds, so a verified token costs no
  * database round trip.
+ *
+ * A resource server calls it for every request it serves, so it is answered by its path alone, right
+ * after the client's rate limit (no router, no general body parser; service.ts), and its errors by the
+ * request envelope in the OAuth shape (oidc/oauth-error.ts). Any method but POST is 405.
  */
-export function introspectionRoutes(deps: {
+export function introspectionEndpoint(deps: {
   config: Config;
   db: Database;
   clock: Clock;
   provider: Provider;
   keySet: PublishedKeySet;
   oauthTokens: OAuthTokenStanding;
-  logger: Logger;
-}): Router {
+}): Middleware {
   const { config, db, clock, provider, keySet, oauthTokens } = deps;
   const activeUsers = new ActiveUserCache(db, clock);
   // A resource server introspects the bearer token of every call it serves: one verification per token.
   const verifiedTokens = new VerifiedTokenCache<OAuthAccessTokenClaims>(clock);
-  const router = new Router();
 
   const verifiedClaims = async (token: string): Promise<OAuthAccessTokenClaims | undefined> => {
     const remembered = verifiedTokens.get(token);
@@ -122,21 +125,20 @@ export function introspectionRoutes(deps: {
     };
   };
 
-  router.post(
-    oauthRoutes.introspection,
-    oauthErrors(deps.logger),
-    bodyParser({ enableTypes: ['form'], formLimit: '56kb' }),
-    async (ctx) => {
-      const caller = await authenticateClientWithBasic(ctx, provider);
-      const parsed = introspectionRequest.safeParse(ctx.request.body ?? {});
-      if (!parsed.success) throw new OAuthError(400, 'invalid_request', 'the token parameter is required');
-      const { token } = parsed.data;
-      const looksLikeJwt = token.split('.').length === 3;
-      ctx.set('Cache-Control', 'no-store');
-      ctx.body = looksLikeJwt
-        ? await introspectAccessToken(token, caller)
-        : await introspectRefreshToken(token, caller);
-    },
-  );
-  return router;
+  return async function introspect(ctx) {
+    if (ctx.method !== 'POST') {
+      throw new OAuthError(405, 'invalid_request', 'token introspection takes a POST request', {
+        Allow: 'POST',
+      });
+    }
+    const caller = await authenticateClientWithBasic(ctx, provider);
+    const parsed = introspectionRequest.safeParse(await readFormBody(ctx, bodyLimit));
+    if (!parsed.success) throw new OAuthError(400, 'invalid_request', 'the token parameter is required');
+    const { token } = parsed.data;
+    const looksLikeJwt = token.split('.').length === 3;
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = looksLikeJwt
+      ? await introspectAccessToken(token, caller)
+      : await introspectRefreshToken(token, caller);
+  };
 }
