@@ -14,7 +14,9 @@ export function sha256(value: string): string {
 export function constantTimeEqual(a: string, b: string): boolean {
   const left = Buffer.from(a);
   const right = Buffer.from(b);
-  // Compare equal-length buffers so the time does not depend on where they differ.
+  // The usual case (a digest against a digest): equal lengths, compared as they are.
+  if (left.length === right.length) return crypto.timingSafeEqual(left, right);
+  // Else equal-length copies, so the time does not depend on where they differ.
   const length = Math.max(left.length, right.length, 64);
   const paddedLeft = Buffer.alloc(length);
   const paddedRight = Buffer.alloc(length);

@@ -1,17 +1,7 @@
 import type { Context } from 'koa';
 import type { Client, Provider } from 'oidc-provider';
+import { clientProvenEarlier, clientSecretIsCorrect } from './client-secret.js';
 import { OAuthError } from './oauth-error.js';
-
-/** Clients whose Basic credentials were checked earlier in the same request (the rate limits do). */
-const authenticatedWithBasic = new WeakMap<Context, Client>();
-
-/**
- * Records that this request's `Authorization: Basic` header authenticates `client` (its secret was
- * compared), so that `authenticateClientWithBasic` need not parse, look up and hash it again.
- */
-export function rememberBasicAuthentication(ctx: Context, client: Client): void {
-  authenticatedWithBasic.set(ctx, client);
-}
 
 /**
  * HTTP Basic client authentication (RFC 6749 §2.3.1) for the OAuth endpoints we serve ourselves:
@@ -19,15 +9,16 @@ export function rememberBasicAuthentication(ctx: Context, client: Client): void 
  * through the engine's Client (cached, secret hashed). Any failure: 401 invalid_client with a challenge.
  */
 export async function authenticateClientWithBasic(ctx: Context, provider: Provider): Promise<Client> {
-  const authenticated = authenticatedWithBasic.get(ctx);
-  if (authenticated) return authenticated;
+  // The rate limits in front compared the same header's secret already (client-rate-limits.ts).
+  const proven = clientProvenEarlier(ctx);
+  if (proven) return proven;
   const challenge = { 'WWW-Authenticate': `Basic realm="${provider.issuer}"` };
   const invalid = (description: string) => new OAuthError(401, 'invalid_client', description, challenge);
   const credentials = parseBasicCredentials(ctx.get('authorization'));
   if (!credentials?.secret) throw invalid('client authentication with HTTP Basic is required');
   if (!isValidClientId(credentials.clientId)) throw invalid('client authentication failed');
   const client = await provider.Client.find(credentials.clientId);
-  if (!client || !(await secretAuthenticates(client, credentials.secret))) {
+  if (!client || !clientSecretIsCorrect(client, credentials.secret)) {
     throw invalid('client authentication failed');
   }
   return client;
@@ -40,12 +31,6 @@ export async function authenticateClientWithBasic(ctx: Context, provider: Provid
  */
 export function isValidClientId(clientId: string): boolean {
   return /^[\x20-\x7E]{1,100}$/.test(clientId);
-}
-
-/** Whether `secret` is the secret of `client`, a confidential client (public ones have none). */
-export async function secretAuthenticates(client: Client, secret: string | undefined): Promise<boolean> {
-  if (!secret || client.clientAuthMethod === 'none') return false;
-  return client.compareClientSecret(secret);
 }
 
 /**

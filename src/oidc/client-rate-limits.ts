@@ -1,4 +1,4 @@
-import type { Context, Middleware } from 'koa';
+import type { Context, Middleware, Next } from 'koa';
 import type { Client, Provider } from 'oidc-provider';
 import type { Clock } from '../clock.js';
 import { renderPage } from '../http/pages.js';
@@ -7,12 +7,8 @@ import { RateLimitExceeded, type RateLimitRule, type RateLimits } from '../http/
 import { requestInfo } from '../http/request-info.js';
 import type { Logger } from '../logger.js';
 import { ThrottledWarnings } from '../throttled-warnings.js';
-import {
-  isValidClientId,
-  parseBasicCredentials,
-  rememberBasicAuthentication,
-  secretAuthenticates,
-} from './client-authentication.js';
+import { isValidClientId, parseBasicCredentials } from './client-authentication.js';
+import { clientSecretIsCorrect, rememberProvenSecret } from './client-secret.js';
 import { oauthRoutes } from './provider.js';
 import { defaultRateLimitRule } from '../defaults.js';
 
@@ -81,10 +77,15 @@ export function clientRateLimiting(deps: {
   const { rateLimits, provider } = deps;
   const warnings = new ThrottledWarnings(deps.logger, deps.clock);
 
-  return async function limitPerClient(ctx, next) {
+  // Synchronous for every other path: an async frame costs each request of the service a promise.
+  return function limitPerClient(ctx, next) {
     const endpoint = endpointOf(ctx);
-    if (!endpoint) return next();
-    const credentials = await presentedCredentials(ctx, endpoint);
+    return endpoint ? limit(ctx, endpoint, next) : next();
+  };
+
+  async function limit(ctx: Context, endpoint: Endpoint, next: Next): Promise<void> {
+    const basic = parseBasicCredentials(ctx.get('authorization'));
+    const credentials: Credentials = basic ? { ...basic, basic: true } : await credentialsOf(ctx, endpoint);
     if (credentials.clientId !== undefined && !isValidClientId(credentials.clientId)) {
       warnings.warn(
         'invalid_client_id',
@@ -95,10 +96,12 @@ export function clientRateLimiting(deps: {
       return;
     }
     const client = credentials.clientId ? await provider.Client.find(credentials.clientId) : undefined;
-    const proven = client !== undefined && (await provesClient(ctx, endpoint, client, credentials.secret));
-    // Proven by the header's secret (authorize proves by redirect_uri instead): our introspection
-    // authenticates with the same header and need not do it again.
-    if (proven && credentials.basic && endpoint !== 'authorize') rememberBasicAuthentication(ctx, client);
+    const proven = client !== undefined && provesClient(ctx, endpoint, client, credentials.secret);
+    // Proven by the header's secret (authorize proves by redirect_uri instead): our introspection and
+    // the engine authenticate with the same header and need not compare it again.
+    if (proven && credentials.basic && endpoint !== 'authorize') {
+      rememberProvenSecret(ctx, client, credentials.secret!);
+    }
     const { ip } = requestInfo(ctx);
     // A token the engine issues to an unproven caller proves it was the client after all.
     const countIfIssued = !proven && client !== undefined && endpoint === 'token';
@@ -141,7 +144,7 @@ export function clientRateLimiting(deps: {
         );
       });
     }
-  };
+  }
 }
 
 function endpointOf(ctx: Context): Endpoint | undefined {
@@ -152,10 +155,8 @@ function endpointOf(ctx: Context): Endpoint | undefined {
   return undefined;
 }
 
-/** HTTP Basic first (as the engine reads it), else the query (authorize) or the form body. */
-async function presentedCredentials(ctx: Context, endpoint: Endpoint): Promise<Credentials> {
-  const basic = parseBasicCredentials(ctx.get('authorization'));
-  if (basic) return { ...basic, basic: true };
+/** Without HTTP Basic (the engine reads it first): the query (authorize) or the form body. */
+async function credentialsOf(ctx: Context, endpoint: Endpoint): Promise<Credentials> {
   if (endpoint === 'authorize') return { clientId: singleValue(ctx.query.client_id) };
   const form = await formBody(ctx);
   if (!form) return {};
@@ -170,17 +171,12 @@ async function presentedCredentials(ctx: Context, endpoint: Endpoint): Promise<C
  * a redirect_uri registered for it (authorize: the engine will redirect there, a request anybody can
  * make but not with a made-up redirect_uri).
  */
-async function provesClient(
-  ctx: Context,
-  endpoint: Endpoint,
-  client: Client,
-  secret: string | undefined,
-): Promise<boolean> {
+function provesClient(ctx: Context, endpoint: Endpoint, client: Client, secret: string | undefined): boolean {
   if (endpoint === 'authorize') {
     const redirectUri = singleValue(ctx.query.redirect_uri);
     return redirectUri !== undefined && client.redirectUriAllowed(redirectUri);
   }
-  return secretAuthenticates(client, secret);
+  return clientSecretIsCorrect(client, secret);
 }
 
 function unprovenKey(client: Client | undefined, ip: string): string {
