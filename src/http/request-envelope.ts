@@ -38,7 +38,7 @@ export function requestEnvelope(parts: RequestEnvelopeParts): Middleware {
   return function envelope(ctx, next) {
     const started = process.hrtime.bigint();
     const context = newRequestContext(ctx, observers, settings);
-    return inRequestContext(context, async () => {
+    return inRequestContext(ctx, context, async () => {
       securityHeaders.beforeAnswer(ctx);
       ctx.state.brand = brand;
       try {

@@ -18,3 +18,14 @@ declare module 'oidc-provider/lib/helpers/grant_common.js' {
     options: { gty: string; entityLabel: string; cert?: unknown; dPoP?: unknown },
   ): Promise<void>;
 }
+
+/**
+ * The engine's AsyncLocalStorage, whose store is the request's Koa context (its `Provider.ctx`). The
+ * request context of src/http/request-context.ts lives in it too: on Node 20 every promise pays for
+ * each AsyncLocalStorage in use, and the engine's always is.
+ */
+declare module 'oidc-provider/lib/helpers/als.js' {
+  import type { AsyncLocalStorage } from 'node:async_hooks';
+  const requests: AsyncLocalStorage<object>;
+  export default requests;
+}
