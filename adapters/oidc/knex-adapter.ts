@@ -13,7 +13,14 @@ import { accountOf } from '../../src/oidc/account-claims.js';
 import { findClient } from '../../src/oidc/models/oauth-client.js';
 import { recordRevokedGrants } from '../../src/oidc/models/revoked-grant.js';
 import { clientMetadata } from '../../src/oidc/client-metadata.js';
-import { isRefreshTokenGrant, keepAccount, keepGrant, takeGrant } from './request-prefetch.js';
+import {
+  isRefreshTokenGrant,
+  keepAccount,
+  keepGrant,
+  keepRefreshToken,
+  takeGrant,
+  takeRefreshToken,
+} from './request-prefetch.js';
 
 /**
  * The engine's storage, on our tables:
@@ -53,6 +60,17 @@ function scopesOf(payload: AdapterPayload): string[] {
 function withoutValue(payload: AdapterPayload): AdapterPayload {
   const { jti: _value, ...rest } = payload;
   return rest;
+}
+
+/**
+ * A refresh token read before the engine asks for it (the rate limits in front of the engine), with
+ * its Grant and account, all kept for the engine's own reads in the same request (request-prefetch.ts).
+ * What the token says, or undefined for no such token; the engine judges it again.
+ */
+export function refreshTokenReadAhead(db: Database, clock: Clock) {
+  const refreshTokens = new RefreshTokenAdapter(db, clock);
+  return (token: string): Promise<AdapterPayload | undefined> =>
+    refreshTokens.readWithGrantAndAccount(token, true);
 }
 
 /** Reads our clients; the per-node cache of built clients is src/oidc/client-cache.ts. */
@@ -196,12 +214,12 @@ const rotation = preparedStatement<{ token_hash: string }>(
 
 class RefreshTokenAdapter implements Adapter {
   /**
-   * The refresh_token grant reads the token, then its Grant, then its account: #findWithGrantAndAccount
+   * The refresh_token grant reads the token, then its Grant, then its account: readWithGrantAndAccount
    * reads all three in this one statement, and the Grant and the account wait in request-prefetch.ts
    * for the engine to ask. Written out once (the account part from the shared query builder): building
    * it with knex at every refresh cost more CPU than PostgreSQL spent running it.
    */
-  readonly #readWithGrantAndAccount: PreparedStatement<
+  readonly #tokenWithGrantAndAccount: PreparedStatement<
     RefreshTokenRow & GrantColumns & Partial<UserWithAccessRow<UserRow>>
   >;
 
@@ -210,7 +228,7 @@ class RefreshTokenAdapter implements Adapter {
     private readonly clock: Clock,
   ) {
     const account = userWithAccessQuery(db).whereRaw('users.id = token.user_id').toQuery();
-    this.#readWithGrantAndAccount = preparedStatement(
+    this.#tokenWithGrantAndAccount = preparedStatement(
       'oidc:refresh-token-with-grant-and-account',
       `select token.payload, token.consumed_at,
               family_grant.payload as grant_payload, family_grant.consumed_at as grant_consumed_at,
@@ -271,7 +289,9 @@ class RefreshTokenAdapter implements Adapter {
    * presentation as reuse and revokes the family); tokens revoked otherwise are not found.
    */
   async find(token: string): Promise<AdapterPayload | undefined> {
-    if (isRefreshTokenGrant()) return this.#findWithGrantAndAccount(token);
+    const readAhead = takeRefreshToken(token);
+    if (readAhead) return readAhead.found;
+    if (isRefreshTokenGrant()) return this.readWithGrantAndAccount(token);
     const row: RefreshTokenRow | undefined = await this.db('oauth_refresh_tokens')
       .where({ token_hash: sha256(token) })
       .where((query) => query.whereNull('revoked_at').orWhereNotNull('consumed_at'))
@@ -279,13 +299,21 @@ class RefreshTokenAdapter implements Adapter {
     return row && refreshTokenFromRow(token, row);
   }
 
-  async #findWithGrantAndAccount(token: string): Promise<AdapterPayload | undefined> {
-    const { rows } = await runPrepared(this.db, this.#readWithGrantAndAccount, [
+  /**
+   * The token with its Grant and its account, in one statement; the Grant and the account wait in
+   * request-prefetch.ts for the engine to ask. `keep`: the token waits there too (read ahead of the
+   * engine, by the rate limits).
+   */
+  async readWithGrantAndAccount(token: string, keep = false): Promise<AdapterPayload | undefined> {
+    const { rows } = await runPrepared(this.db, this.#tokenWithGrantAndAccount, [
       this.clock.now(),
       sha256(token),
     ]);
     const row = rows[0];
-    if (!row) return undefined;
+    if (!row) {
+      if (keep) keepRefreshToken(token, undefined);
+      return undefined;
+    }
     const { payload, consumed_at, grant_payload, grant_consumed_at, ...accountRow } = row;
     keepGrant(
       String(payload.grantId),
@@ -295,7 +323,9 @@ class RefreshTokenAdapter implements Adapter {
       String(payload.accountId),
       accountRow.id ? accountOf(userWithAccessFromRow(accountRow as UserWithAccessRow<UserRow>)) : undefined,
     );
-    return refreshTokenFromRow(token, { payload, consumed_at });
+    const found = refreshTokenFromRow(token, { payload, consumed_at });
+    if (keep) keepRefreshToken(token, found);
+    return found;
   }
 
   /**

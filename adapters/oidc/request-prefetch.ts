@@ -6,10 +6,13 @@ import type { Account } from '../../src/oidc/account-claims.js';
  *
  * The refresh_token grant asks for the refresh token, then for its Grant, then for its account
  * (findAccount): three round trips, one after the other. RefreshTokenAdapter.find reads all three in
- * one statement and leaves the Grant and the account here. Each is taken once: a second read in the
- * same request goes to the database again, so nothing written meanwhile is missed.
+ * one statement and leaves the Grant and the account here. The rate limits in front of the engine
+ * read it even earlier (a public client's refresh token proves the request is the client's,
+ * client-rate-limits.ts) and leave the token here too. Each is taken once: a second read in the same
+ * request goes to the database again, so nothing written meanwhile is missed.
  */
 interface Prefetched {
+  refreshTokens: Map<string, AdapterPayload | undefined>;
   grants: Map<string, AdapterPayload | undefined>;
   accounts: Map<string, Account | undefined>;
 }
@@ -21,7 +24,7 @@ function prefetchedOfThisRequest(create: boolean): Prefetched | undefined {
   if (!context) return undefined;
   let prefetched = byRequest.get(context);
   if (!prefetched && create) {
-    prefetched = { grants: new Map(), accounts: new Map() };
+    prefetched = { refreshTokens: new Map(), grants: new Map(), accounts: new Map() };
     byRequest.set(context, prefetched);
   }
   return prefetched;
@@ -31,6 +34,15 @@ function prefetchedOfThisRequest(create: boolean): Prefetched | undefined {
 export function isRefreshTokenGrant(): boolean {
   const oidc = Provider.ctx?.oidc;
   return oidc?.route === 'token' && oidc.params?.grant_type === 'refresh_token';
+}
+
+/** `undefined` records that the token is not there (unknown, or revoked other than by rotation). */
+export function keepRefreshToken(token: string, payload: AdapterPayload | undefined): void {
+  prefetchedOfThisRequest(true)?.refreshTokens.set(token, payload);
+}
+
+export function takeRefreshToken(token: string): { found: AdapterPayload | undefined } | undefined {
+  return take(prefetchedOfThisRequest(false)?.refreshTokens, token);
 }
 
 /** `undefined` records that the row does not exist (an expired grant, a disabled user). */

@@ -51,7 +51,17 @@ interface Credentials {
   secret?: string | undefined;
   /** From the Authorization header (Basic), not the query or the body. */
   basic?: boolean;
+  /** The refresh_token of a refresh_token grant (token endpoint, form body). */
+  refreshToken?: string | undefined;
 }
+
+/**
+ * Reads a refresh token ahead of the engine (adapters/oidc/knex-adapter.ts: the engine's own read of it,
+ * kept for the engine in the same request). Undefined for no such token.
+ */
+export type RefreshTokenReadAhead = (
+  token: string,
+) => Promise<{ clientId?: unknown; consumed?: unknown; exp?: unknown } | undefined>;
 
 /**
  * Rate limits of the OAuth endpoints, in front of the engine (whose ctx.oidc does not exist yet at
@@ -60,8 +70,10 @@ interface Credentials {
  * reaches a lookup or a counter. Which budget a request draws from:
  *
  * - the client's own (spec, per client_id) when the request proves it comes from the client: its
- *   secret (token, introspect, revoke), a registered redirect_uri (authorize), or a token the engine
- *   issued to a public client (code + PKCE verifier, refresh token: counted once issued);
+ *   secret (token, introspect, revoke), a registered redirect_uri (authorize), a live refresh token
+ *   of the client (a public client's refresh_token grant: read here, ahead of the engine, which then
+ *   takes the same read), or a token the engine issues to a public client (code + PKCE verifier:
+ *   counted once issued);
  * - otherwise the same budget per client_id and IP, or per IP when no known client is named.
  *
  * The budgets live in the shared database store, so all nodes draw from them. Exceeding answers 429
@@ -73,8 +85,9 @@ export function clientRateLimiting(deps: {
   provider: Provider;
   logger: Logger;
   clock: Clock;
+  readRefreshTokenAhead: RefreshTokenReadAhead;
 }): Middleware {
-  const { rateLimits, provider } = deps;
+  const { rateLimits, provider, clock, readRefreshTokenAhead } = deps;
   const warnings = new ThrottledWarnings(deps.logger, deps.clock);
 
   // Synchronous for every other path: an async frame costs each request of the service a promise.
@@ -82,6 +95,23 @@ export function clientRateLimiting(deps: {
     const endpoint = endpointOf(ctx);
     return endpoint ? limit(ctx, endpoint, next) : next();
   };
+
+  /**
+   * A public client's refresh_token grant with a live refresh token of that client: only the client
+   * holds it (rotated at every use, bound to the client), as only it holds a confidential client's
+   * secret. Counted against the client's budget once, instead of the caller's and then the client's.
+   */
+  async function refreshTokenProves(client: Client, refreshToken: string | undefined): Promise<boolean> {
+    if (refreshToken === undefined || client.clientAuthMethod !== 'none') return false;
+    const token = await readRefreshTokenAhead(refreshToken);
+    return (
+      token !== undefined &&
+      token.clientId === client.clientId &&
+      !token.consumed &&
+      typeof token.exp === 'number' &&
+      token.exp * 1000 > clock.now().getTime()
+    );
+  }
 
   async function limit(ctx: Context, endpoint: Endpoint, next: Next): Promise<void> {
     const basic = parseBasicCredentials(ctx.get('authorization'));
@@ -96,7 +126,10 @@ export function clientRateLimiting(deps: {
       return;
     }
     const client = credentials.clientId ? await provider.Client.find(credentials.clientId) : undefined;
-    const proven = client !== undefined && provesClient(ctx, endpoint, client, credentials.secret);
+    const proven =
+      client !== undefined &&
+      (provesClient(ctx, endpoint, client, credentials.secret) ||
+        (await refreshTokenProves(client, credentials.refreshToken)));
     // Proven by the header's secret (authorize proves by redirect_uri instead): our introspection and
     // the engine authenticate with the same header and need not compare it again.
     if (proven && credentials.basic && endpoint !== 'authorize') {
@@ -163,7 +196,11 @@ async function credentialsOf(ctx: Context, endpoint: Endpoint): Promise<Credenti
   const clientId = singleValue(form.getAll('client_id'));
   // Introspection authenticates with Basic only; the engine's token and revocation take the body too.
   const secret = endpoint === 'introspect' ? undefined : singleValue(form.getAll('client_secret'));
-  return { clientId, secret };
+  const refreshToken =
+    endpoint === 'token' && singleValue(form.getAll('grant_type')) === 'refresh_token'
+      ? singleValue(form.getAll('refresh_token'))
+      : undefined;
+  return { clientId, secret, refreshToken };
 }
 
 /**

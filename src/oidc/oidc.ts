@@ -26,6 +26,7 @@ import { jwksRoutes } from './actions/jwks.js';
 import { ssoInboundRoutes } from './actions/sso-inbound.js';
 import { ssoOtcRoutes } from './actions/sso-otc.js';
 import { userinfoRoutes } from './actions/userinfo.js';
+import { refreshTokenReadAhead } from '../../adapters/oidc/knex-adapter.js';
 import { clientRateLimiting } from './client-rate-limits.js';
 import { engineAnswerCorrections } from './engine-answer-corrections.js';
 import { singleLogoutPageRoutes } from './logout-pages.js';
@@ -132,7 +133,14 @@ export async function createOidc(deps: OidcDeps): Promise<Oidc> {
       ],
     ]),
     enginePaths: [...Object.values(oauthRoutes), '/.well-known/openid-configuration'],
-    clientRateLimiting: (rateLimits) => clientRateLimiting({ rateLimits, provider, logger, clock }),
+    clientRateLimiting: (rateLimits) =>
+      clientRateLimiting({
+        rateLimits,
+        provider,
+        logger,
+        clock,
+        readRefreshTokenAhead: refreshTokenReadAhead(db, clock),
+      }),
     routers: (identity) => [
       jwksRoutes(keySet),
       discoveryRoutes(),

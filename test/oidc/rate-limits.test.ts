@@ -259,6 +259,54 @@ describe("a client's budget is spent only by requests that prove they are the cl
     expect(spent.headers.get('retry-after')).toMatch(/^\d+$/);
   });
 
+  it('token, public client: a live refresh token proves the client, so the address’s budget is not spent', async () => {
+    const { client, config, tokens } = await userWithTokens(nodeA);
+    const shared = uniqueIp();
+    // Someone at the same address spends that address's budget for this client with garbage.
+    for (let index = 0; index < 20; index++) {
+      await post(
+        nodeA,
+        '/oauth/token',
+        { grant_type: 'refresh_token', client_id: client.clientId, refresh_token: 'nope' },
+        undefined,
+        shared,
+      );
+    }
+    const garbage = await post(
+      nodeA,
+      '/oauth/token',
+      { grant_type: 'refresh_token', client_id: client.clientId, refresh_token: 'nope' },
+      undefined,
+      shared,
+    );
+    expect(garbage.status).toBe(429);
+    // The client's own refresh from that address still goes through: its token proves it.
+    const refreshed = await fetch(nodeA.url('/oauth/token'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': shared },
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        client_id: client.clientId,
+        refresh_token: tokens.refresh_token!,
+      }),
+    });
+    expect(refreshed.status).toBe(200);
+    // And it was counted once, against the client (the code exchange counted one before it).
+    const { refresh_token: rotated } = (await refreshed.json()) as { refresh_token: string };
+    for (let index = 0; index < 17; index++) {
+      await nodeA.service.rateLimits.consume(clientRateLimits.token, client.clientId);
+    }
+    expect((await oidc.refreshTokenGrant(config, rotated)).access_token).toBeTruthy();
+    const spent = await post(
+      nodeA,
+      '/oauth/token',
+      { grant_type: 'refresh_token', client_id: client.clientId, refresh_token: 'nope' },
+      undefined,
+      uniqueIp(),
+    );
+    expect(spent.status).toBe(429);
+  });
+
   it('token: client_ids no client has count against the sender’s address, not one budget each', async () => {
     const ip = uniqueIp();
     const statuses: number[] = [];
