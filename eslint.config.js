@@ -35,6 +35,10 @@ const engineOnlyInOidc = {
   allowTypeImports: true,
   message: 'The engine is used in src/oidc only (docs/architecture.md, "Layers").',
 };
+const engineInternalsOnlyInOidc = {
+  group: ['oidc-provider/**'],
+  message: 'The engine and its internals are used in src/oidc only (docs/architecture.md, "Layers").',
+};
 const noModulesInHttp = {
   group: ['**/identity/**', '**/oidc/**', '**/platform/**', '**/management/**', '**/cli/**'],
   message: 'src/http is shared plumbing: it imports no module (docs/architecture.md, "Layers").',
@@ -57,7 +61,7 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
-        { paths: [engineOnlyInOidc], patterns: [noAdapters] },
+        { paths: [engineOnlyInOidc], patterns: [noAdapters, engineInternalsOnlyInOidc] },
       ],
     },
   },
@@ -71,7 +75,7 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
-        { paths: [engineOnlyInOidc], patterns: [noAdapters, noModulesInHttp] },
+        { paths: [engineOnlyInOidc], patterns: [noAdapters, noModulesInHttp, engineInternalsOnlyInOidc] },
       ],
     },
   },

@@ -14,6 +14,7 @@ import { errorPageAnswer, jsonErrorAnswer, uncaughtErrors } from './http/error-h
 import { jsonNotFound } from './http/json-api.js';
 import { issuerPath } from './http/base-path.js';
 import { ownPaths } from './http/own-paths.js';
+import { shareRequestStorage } from './http/request-context.js';
 import { requestEnvelope } from './http/request-envelope.js';
 import { routersByPath } from './http/routers-by-path.js';
 import { servedUnder } from './http/served-under.js';
@@ -37,6 +38,7 @@ import type { SigningKey } from './keys/signing-keys.js';
 import { brandFrom } from './brand.js';
 import { brandStylesheetRoutes } from './http/brand-stylesheet.js';
 import { createLogger, type Logger } from './logger.js';
+import { engineRequestStorage } from './oidc/engine-requests.js';
 import { createOidc } from './oidc/oidc.js';
 import { oauthRoutes } from './oidc/provider.js';
 import { oauthErrorAnswer } from './oidc/oauth-error.js';
@@ -226,6 +228,8 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
   app.silent = true;
   app.on('error', (error) => logger.error({ err: error }, 'unhandled request error'));
 
+  // Requests run in the engine's AsyncLocalStorage, our request context with them (request-context.ts).
+  shareRequestStorage(engineRequestStorage);
   // The service's own stack, from its root; served under the issuer's path (served-under.ts).
   const own = new Koa();
   // An error no router answered: in its endpoint's shape (503 + Retry-After when the database is away).

@@ -1,6 +1,6 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'koa';
-import engineRequests from 'oidc-provider/lib/helpers/als.js';
 import type { ServiceSettings } from '../defaults.js';
 
 /**
@@ -9,10 +9,11 @@ import type { ServiceSettings } from '../defaults.js';
  * request did (the service's metrics) and the settings of the service serving it. One per request,
  * so two services in one process (tests, a host mounting two) never see each other's.
  *
- * It is kept on the request's Koa context, in the engine's own AsyncLocalStorage (whose store is that
- * context: oidc-provider's `Provider.ctx`, src/oidc/engine-internals.d.ts), not in one of ours: on
- * Node 20 every promise of the process pays for each AsyncLocalStorage in use, and the engine's
- * always is. A second storage cost a client_credentials grant a fifth more promise bookkeeping.
+ * It is kept on the request's Koa context, in an AsyncLocalStorage whose store is that context. The
+ * service shares the engine's (`shareRequestStorage`, src/oidc/engine-requests.ts) instead of adding
+ * one: on Node 20 every promise of the process pays for each AsyncLocalStorage in use, and the
+ * engine's always is. A second storage cost a client_credentials grant a fifth more promise
+ * bookkeeping.
  */
 export interface RequestContext {
   requestId: string;
@@ -30,13 +31,29 @@ export interface RequestObservers {
 /** Where the context sits on the request's Koa context. */
 const contextKey = Symbol('identity-service request context');
 
+/** An AsyncLocalStorage whose store is the request's Koa context. */
+export interface RequestStorage {
+  getStore(): object | undefined;
+  run<T>(store: object, work: () => T): T;
+}
+
+let storage: RequestStorage = new AsyncLocalStorage<object>();
+
+/**
+ * Runs requests in `shared` (the engine's storage, src/service.ts) instead of one of our own. Process
+ * wide: every service of the process shares the same engine module, so they all pass the same one.
+ */
+export function shareRequestStorage(shared: RequestStorage): void {
+  storage = shared;
+}
+
 export const requestIdHeader = 'X-Request-Id';
 
 /** An id a proxy or client sent is kept when it is short and plain, so logs can be joined up. */
 const saneRequestId = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
 
 export function currentRequest(): RequestContext | undefined {
-  return (engineRequests.getStore() as { [contextKey]?: RequestContext } | undefined)?.[contextKey];
+  return (storage.getStore() as { [contextKey]?: RequestContext } | undefined)?.[contextKey];
 }
 
 /** Fields pino adds to every log line written while a request is being served. */
@@ -59,7 +76,7 @@ export function newRequestContext(
 /** Runs `work` (the rest of the request) in the request's context. */
 export function inRequestContext<T>(ctx: Context, context: RequestContext, work: () => T): T {
   (ctx as { [contextKey]?: RequestContext })[contextKey] = context;
-  return engineRequests.run(ctx, work);
+  return storage.run(ctx, work);
 }
 
 /**

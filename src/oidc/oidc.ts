@@ -26,7 +26,6 @@ import { jwksRoutes } from './actions/jwks.js';
 import { ssoInboundRoutes } from './actions/sso-inbound.js';
 import { ssoOtcRoutes } from './actions/sso-otc.js';
 import { userinfoRoutes } from './actions/userinfo.js';
-import { refreshTokenReadAhead } from '../../adapters/oidc/knex-adapter.js';
 import { clientRateLimiting } from './client-rate-limits.js';
 import { engineAnswerCorrections } from './engine-answer-corrections.js';
 import { singleLogoutPageRoutes } from './logout-pages.js';
@@ -86,7 +85,11 @@ export interface Oidc {
  */
 export async function createOidc(deps: OidcDeps): Promise<Oidc> {
   const { config, db, clock, logger, keys } = deps;
-  const { provider, close: closeProvider } = createOidcProvider({
+  const {
+    provider,
+    readRefreshTokenAhead,
+    close: closeProvider,
+  } = createOidcProvider({
     config,
     db,
     clock,
@@ -139,7 +142,7 @@ export async function createOidc(deps: OidcDeps): Promise<Oidc> {
         provider,
         logger,
         clock,
-        readRefreshTokenAhead: refreshTokenReadAhead(db, clock),
+        readRefreshTokenAhead,
       }),
     routers: (identity) => [
       jwksRoutes(keySet),

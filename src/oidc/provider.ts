@@ -1,5 +1,5 @@
 import { Provider, type Configuration, type Interaction, type KoaContextWithOIDC } from 'oidc-provider';
-import { createOidcAdapterFactory } from '../../adapters/oidc/knex-adapter.js';
+import { createOidcAdapterFactory, refreshTokenReadAhead } from '../../adapters/oidc/knex-adapter.js';
 import { takeAccount } from '../../adapters/oidc/request-prefetch.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
@@ -85,6 +85,8 @@ interface ProviderAccount {
  */
 export function createOidcProvider(dependencies: OidcProviderDependencies): {
   provider: Provider;
+  /** Reads a refresh token ahead of the engine, for the engine's own read in the same request. */
+  readRefreshTokenAhead: ReturnType<typeof refreshTokenReadAhead>;
   /** Stops listening for client changes. */
   close(): void;
 } {
@@ -257,5 +259,5 @@ export function createOidcProvider(dependencies: OidcProviderDependencies): {
       logger.error({ err: error, path: ctx.path }, 'oidc server error');
     }
   });
-  return { provider, close: stopClientCache };
+  return { provider, readRefreshTokenAhead: refreshTokenReadAhead(db, clock), close: stopClientCache };
 }
