@@ -87,6 +87,28 @@ export function helpText(): string {
 }
 
 /**
+ * `--client-id -x3F...` as `--client-id=-x3F...`: a generated client id or secret may start with a
+ * dash, which parseArgs would otherwise refuse as an option-like value. A following word that is one
+ * of the command's own options is left alone, so a forgotten value is still reported.
+ */
+function withDashedValuesAttached(args: string[], options: CliCommand['options']): string[] {
+  const takesValue = (arg: string) => arg.startsWith('--') && options[arg.slice(2)]?.type === 'string';
+  const isOption = (arg: string) => arg.startsWith('--') && arg.slice(2).split('=')[0]! in options;
+  const attached: string[] = [];
+  for (let index = 0; index < args.length; index += 1) {
+    const arg = args[index]!;
+    const next = args[index + 1];
+    if (takesValue(arg) && next !== undefined && next.startsWith('-') && !isOption(next)) {
+      attached.push(`${arg}=${next}`);
+      index += 1;
+    } else {
+      attached.push(arg);
+    }
+  }
+  return attached;
+}
+
+/**
  * Runs one command line and returns what to print and the exit code: 0 with JSON on stdout, 2 for bad
  * input (with the usage), 1 for anything else. Used by the CLI itself and by a running service that
  * answers a forwarded command.
@@ -105,7 +127,7 @@ export async function runCommand(
     let values;
     try {
       ({ values } = parseArgs({
-        args: rest,
+        args: withDashedValuesAttached(rest, command.options),
         options: command.options,
         strict: true,
         allowPositionals: false,

@@ -106,8 +106,36 @@ describe('npm run idp -- <command> (the command line, in this process)', () => {
     expect(clients.map((client) => client.client_id)).toContain(created.client_id);
 
     const disabled = await run('clients:disable', '--client-id', String(created.client_id));
+    expect(disabled.stderr).toBe('');
     expect(disabled.exitCode).toBe(0);
     expect(json(disabled.stdout)).toEqual({ client_id: created.client_id, is_active: false });
+  });
+
+  it('takes a client id that starts with a dash (a generated id may) as the value of --client-id', async () => {
+    const created = json(
+      (
+        await run(
+          'clients:create',
+          '--name',
+          'Dash',
+          '--type',
+          'public',
+          '--redirect-uri',
+          'https://app.example.com/cb',
+          '--scope',
+          'openid',
+        )
+      ).stdout,
+    );
+    const dashed = `-${String(created.client_id)}`;
+    await database.db('oauth_clients').where({ client_id: created.client_id }).update({ client_id: dashed });
+
+    const shown = await run('clients:get', '--client-id', dashed);
+    expect(shown.stderr).toBe('');
+    expect(json(shown.stdout)).toMatchObject({ client_id: dashed, name: 'Dash' });
+    const disabled = await run('clients:disable', '--client-id', dashed);
+    expect(disabled.stderr).toBe('');
+    expect(json(disabled.stdout)).toEqual({ client_id: dashed, is_active: false });
   });
 
   it.each([
