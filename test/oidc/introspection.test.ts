@@ -149,6 +149,44 @@ describe('POST /oauth/introspect', () => {
     expect(answer).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
   });
 
+  it('takes only a POST with a form of single parameters, in the OAuth error shape', async () => {
+    const { client, clientSecret, tokens } = await userWithTokens(service, 'confidential');
+    const authorization = basic(client.clientId, clientSecret!);
+
+    const get = await fetch(service.url(`/oauth/introspect?token=${tokens.access_token}`), {
+      headers: { authorization },
+    });
+    expect(get.status).toBe(405);
+    expect(get.headers.get('allow')).toBe('POST');
+    expect(await get.json()).toMatchObject({ error: 'invalid_request' });
+
+    const repeated = await fetch(service.url('/oauth/introspect'), {
+      method: 'POST',
+      headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' },
+      body: `token=${tokens.access_token}&token=${tokens.access_token}`,
+    });
+    expect(repeated.status).toBe(400);
+    expect(await repeated.json()).toMatchObject({
+      error: 'invalid_request',
+      error_description: 'the token parameter must not be repeated',
+    });
+
+    // A JSON body is not a form: no token was sent.
+    const json = await fetch(service.url('/oauth/introspect'), {
+      method: 'POST',
+      headers: { authorization, 'content-type': 'application/json' },
+      body: JSON.stringify({ token: tokens.access_token }),
+    });
+    expect(json.status).toBe(400);
+    expect(await json.json()).toMatchObject({ error: 'invalid_request' });
+
+    // The same request as a form is answered.
+    expect(await introspect(authorization, { token: tokens.access_token })).toMatchObject({
+      status: 200,
+      body: { active: true },
+    });
+  });
+
   it('works through discovery with openid-client for a service token', async () => {
     const { client, clientSecret } = await createServiceClient(service.service.db, [
       'service:crm.aggregates.read',
