@@ -14,6 +14,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { openDatabase } from '../src/db/database.js';
 import { createClient } from '../src/oidc/models/oauth-client.js';
+import { freePort } from '../test/support/free-port.js';
 import { atMost, reportRatios, type FloorRatio } from './support/floor-ratios.js';
 import { startScript } from './support/production-service.js';
 
@@ -78,7 +79,7 @@ async function atRest(pid: number): Promise<number> {
 async function main() {
   execFileSync('npm', ['run', '-s', 'build'], { stdio: 'inherit' });
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'idp-embedded-bench-'));
-  const port = 4600 + (process.pid % 100);
+  const port = await freePort();
   const issuer = `http://127.0.0.1:${port}`;
   try {
     const first = await start(dataDir, port);

@@ -13,6 +13,7 @@ import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { createClient } from '../src/oidc/models/oauth-client.js';
 import { createTestUser } from '../test/support/fixtures.js';
+import { freePort } from '../test/support/free-port.js';
 import { HttpBrowser } from '../test/support/http-browser.js';
 import { completeAuthorization, discover } from '../test/support/relying-party.js';
 import { describeWork, settledWorkCounters, workPerRequest } from './support/database-work.js';
@@ -319,7 +320,7 @@ async function main() {
     return rows.map((row) => String(row.pid));
   };
 
-  const port = 3900 + (process.pid % 50);
+  const port = await freePort();
   const issuer = `http://127.0.0.1:${port}`;
   // The service as it runs in production: compiled, not through the TypeScript loader.
   execFileSync('npm', ['run', '-s', 'build'], { stdio: 'inherit' });
@@ -341,7 +342,7 @@ async function main() {
     },
     'identity service listening',
   );
-  const barePort = port + 100;
+  const barePort = await freePort();
   const bare = await startProcess('dist/bench/bare-engine.js', { PORT: String(barePort) }, 'listening');
 
   try {
