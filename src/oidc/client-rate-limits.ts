@@ -136,8 +136,11 @@ export function clientRateLimiting(deps: {
       rememberProvenSecret(ctx, client, credentials.secret!);
     }
     const { ip } = requestInfo(ctx);
-    // A token the engine issues to an unproven caller proves it was the client after all.
-    const countIfIssued = !proven && client !== undefined && endpoint === 'token';
+    // A token the engine issues to an unproven caller proves it was the client after all. Only a
+    // public client can get one: a confidential client's request without its secret is refused by the
+    // engine, so it is not held to the client's budget either (the answer stays 401, not 429).
+    const countIfIssued =
+      !proven && client !== undefined && endpoint === 'token' && client.clientAuthMethod === 'none';
     try {
       if (proven) {
         await rateLimits.consume(clientRateLimits[endpoint], client.clientId);

@@ -307,6 +307,30 @@ describe("a client's budget is spent only by requests that prove they are the cl
     expect(spent.status).toBe(429);
   });
 
+  it('token: a wrong secret is answered 401 even once the client has spent its budget', async () => {
+    const { clientId, authorization } = await serviceClient();
+    for (let index = 0; index < 20; index++) {
+      const served = await post(nodeA, '/oauth/token', { grant_type: 'client_credentials' }, authorization);
+      expect(served.status).toBe(200);
+    }
+    // The client's budget is spent; a wrong secret is still a wrong secret (401, the engine's answer),
+    // and draws only from its sender's budget: 20 answers, then 429 for that address.
+    const ip = uniqueIp();
+    const statuses: number[] = [];
+    for (let index = 0; index < 21; index++) {
+      const response = await post(
+        index % 2 ? nodeA : nodeB,
+        '/oauth/token',
+        { grant_type: 'client_credentials' },
+        basic(clientId, 'wrong secret'),
+        ip,
+      );
+      statuses.push(response.status);
+    }
+    expect(count(statuses, 401)).toBe(20);
+    expect(statuses[20]).toBe(429);
+  });
+
   it('token: client_ids no client has count against the sender’s address, not one budget each', async () => {
     const ip = uniqueIp();
     const statuses: number[] = [];
