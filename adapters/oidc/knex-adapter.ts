@@ -69,8 +69,11 @@ function withoutValue(payload: AdapterPayload): AdapterPayload {
  */
 export function refreshTokenReadAhead(db: Database, clock: Clock) {
   const refreshTokens = new RefreshTokenAdapter(db, clock);
-  return (token: string): Promise<AdapterPayload | undefined> =>
-    refreshTokens.readWithGrantAndAccount(token, true);
+  return async (token: string): Promise<AdapterPayload | undefined> => {
+    const found = await refreshTokens.readWithGrantAndAccount(token);
+    keepRefreshToken(token, found);
+    return found;
+  };
 }
 
 /** Reads our clients; the per-node cache of built clients is src/oidc/client-cache.ts. */
@@ -301,19 +304,15 @@ class RefreshTokenAdapter implements Adapter {
 
   /**
    * The token with its Grant and its account, in one statement; the Grant and the account wait in
-   * request-prefetch.ts for the engine to ask. `keep`: the token waits there too (read ahead of the
-   * engine, by the rate limits).
+   * request-prefetch.ts for the engine to ask.
    */
-  async readWithGrantAndAccount(token: string, keep = false): Promise<AdapterPayload | undefined> {
+  async readWithGrantAndAccount(token: string): Promise<AdapterPayload | undefined> {
     const { rows } = await runPrepared(this.db, this.#tokenWithGrantAndAccount, [
       this.clock.now(),
       sha256(token),
     ]);
     const row = rows[0];
-    if (!row) {
-      if (keep) keepRefreshToken(token, undefined);
-      return undefined;
-    }
+    if (!row) return undefined;
     const { payload, consumed_at, grant_payload, grant_consumed_at, ...accountRow } = row;
     keepGrant(
       String(payload.grantId),
@@ -323,9 +322,7 @@ class RefreshTokenAdapter implements Adapter {
       String(payload.accountId),
       accountRow.id ? accountOf(userWithAccessFromRow(accountRow as UserWithAccessRow<UserRow>)) : undefined,
     );
-    const found = refreshTokenFromRow(token, { payload, consumed_at });
-    if (keep) keepRefreshToken(token, found);
-    return found;
+    return refreshTokenFromRow(token, { payload, consumed_at });
   }
 
   /**

@@ -93,7 +93,8 @@ export function helpText(): string {
  */
 function withDashedValuesAttached(args: string[], options: CliCommand['options']): string[] {
   const takesValue = (arg: string) => arg.startsWith('--') && options[arg.slice(2)]?.type === 'string';
-  const isOption = (arg: string) => arg.startsWith('--') && arg.slice(2).split('=')[0]! in options;
+  const isOption = (arg: string) =>
+    arg.startsWith('--') && Object.hasOwn(options, arg.slice(2).split('=')[0]!);
   const attached: string[] = [];
   for (let index = 0; index < args.length; index += 1) {
     const arg = args[index]!;
