@@ -11,7 +11,13 @@ const changeFeedOverlapMs = 10_000;
 const maxCachedClients = 20_000;
 
 interface CachedClient {
-  client: Promise<Client | undefined>;
+  /**
+   * The lookup while it is under way. Once it settles only the Client is kept: a promise made during
+   * a request carries that request's context (AsyncLocalStorage), so a cached promise would keep one
+   * request's objects alive per cached client, tens of kilobytes each.
+   */
+  loading: Promise<Client | undefined> | undefined;
+  client: Client | undefined;
   /**
    * The row version read just before the engine built the client, so the client is of this version
    * or a newer one: null when there was no row, undefined while the read is under way.
@@ -48,19 +54,35 @@ export function installClientCache(
   Clients.find = (id: string) => {
     if (typeof id !== 'string' || id === '') return find(id);
     const cached = cache.get(id);
-    if (cached && cached.until > clock.now().getTime()) return cached.client;
+    if (cached && cached.until > clock.now().getTime()) {
+      return cached.loading ?? Promise.resolve(cached.client);
+    }
     if (cache.size >= maxCachedClients) cache.clear();
-    const entry = { version: undefined, until: clock.now().getTime() + clientMaxAgeMs } as CachedClient;
-    entry.client = clientRowVersion(db, id).then((found) => {
-      entry.version = found ?? null;
-      return find(id);
-    });
+    const entry: CachedClient = {
+      loading: undefined,
+      client: undefined,
+      version: undefined,
+      until: clock.now().getTime() + clientMaxAgeMs,
+    };
+    entry.loading = clientRowVersion(db, id)
+      .then((found) => {
+        entry.version = found ?? null;
+        return find(id);
+      })
+      .then(
+        (client) => {
+          entry.client = client;
+          entry.loading = undefined;
+          return client;
+        },
+        (error: unknown) => {
+          // A failed lookup is not remembered.
+          if (cache.get(id) === entry) cache.delete(id);
+          throw error;
+        },
+      );
     cache.set(id, entry);
-    // A failed lookup is not remembered.
-    entry.client.catch(() => {
-      if (cache.get(id) === entry) cache.delete(id);
-    });
-    return entry.client;
+    return entry.loading;
   };
 
   let lastLook: Date | undefined;

@@ -1,4 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import v8 from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import type { Middleware } from 'koa';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { hashClientSecret } from '../../src/oidc/models/oauth-client.js';
 import { createServiceClient } from '../support/fixtures.js';
@@ -104,5 +109,57 @@ describe('a change seen by the node', () => {
       db.off('query', countReads);
     }
     expect(reads).toEqual([]);
+  });
+});
+
+describe('memory', () => {
+  /** V8's collector, made callable here (vitest does not start workers with --expose-gc). */
+  function collector(): () => void {
+    v8.setFlagsFromString('--expose-gc');
+    return runInNewContext('gc') as () => void;
+  }
+
+  it('keeps no request alive through the clients it cached', async () => {
+    // Each request's Koa context, watched from the first middleware of the service's own app.
+    const requests: WeakRef<object>[] = [];
+    const watch: Middleware = async (ctx, next) => {
+      requests.push(new WeakRef(ctx));
+      await next();
+    };
+    const { app, db } = service.service;
+    app.middleware.unshift(watch);
+    const server = http.createServer(app.callback());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      // Ten clients, each first looked up (and cached) by one of these requests.
+      for (let index = 0; index < 10; index++) {
+        const { client, clientSecret } = await createServiceClient(db, ['service:crm.aggregates.read']);
+        const response = await fetch(`${base}/oauth/token`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/x-www-form-urlencoded',
+            authorization: basic(client.clientId, clientSecret!),
+          },
+          body: new URLSearchParams({ grant_type: 'client_credentials' }),
+        });
+        expect(response.status).toBe(200);
+      }
+    } finally {
+      app.middleware.splice(app.middleware.indexOf(watch), 1);
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+    expect(requests).toHaveLength(10);
+    const gc = collector();
+    // A WeakRef's target survives the job that made it: collect between turns of the event loop.
+    await vi.waitFor(
+      async () => {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        gc();
+        expect(requests.filter((request) => request.deref() !== undefined)).toHaveLength(0);
+      },
+      { timeout: 5_000, interval: 50 },
+    );
   });
 });

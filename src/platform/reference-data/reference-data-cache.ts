@@ -25,11 +25,14 @@ export interface ReferenceDataCacheOptions {
 }
 
 interface EntityState {
-  /** Bumped by every invalidation: a load that started before it must not be kept. */
-  generation: number;
-  entries?: Promise<ReferenceEntry[]>;
+  /**
+   * Loads under way are kept as promises, settled ones as values: a promise made during a request
+   * carries that request's context (AsyncLocalStorage) and would keep its objects alive. A load
+   * settles into its slot only if the slot still holds it: an invalidation meanwhile wins.
+   */
+  entries?: ReferenceEntry[] | Promise<ReferenceEntry[]>;
   validSince: number;
-  lists: Map<string, Promise<CachedList>>;
+  lists: Map<string, CachedList | Promise<CachedList>>;
 }
 
 const gzip = promisify(zlib.gzip);
@@ -57,14 +60,19 @@ export class ReferenceDataCache {
     const filterKey = `${filter.isActive ?? ''}|${filter.parentKey ?? ''}`;
     let list = state.lists.get(filterKey);
     if (!list) {
-      const generation = state.generation;
-      list = this.#entries(state, entity).then((entries) => render(entries.filter(matches(filter))));
+      const loading = (async () => render((await this.#entries(state, entity)).filter(matches(filter))))();
       if (state.lists.size >= this.#maxLists) state.lists.delete(state.lists.keys().next().value!);
-      state.lists.set(filterKey, list);
-      // A failed load is not kept: the next request tries again.
-      list.catch(() => {
-        if (state.generation === generation) state.lists.delete(filterKey);
-      });
+      state.lists.set(filterKey, loading);
+      loading.then(
+        (rendered) => {
+          if (state.lists.get(filterKey) === loading) state.lists.set(filterKey, rendered);
+        },
+        // A failed load is not kept: the next request tries again.
+        () => {
+          if (state.lists.get(filterKey) === loading) state.lists.delete(filterKey);
+        },
+      );
+      list = loading;
     }
     return list;
   }
@@ -72,7 +80,6 @@ export class ReferenceDataCache {
   /** Forget the entity's lists: the next request reads the database. */
   invalidate(entity: ReferenceEntity): void {
     const state = this.#state(entity);
-    state.generation += 1;
     state.entries = undefined;
     state.lists = new Map();
     state.validSince = performance.now();
@@ -85,20 +92,24 @@ export class ReferenceDataCache {
   #state(entity: ReferenceEntity): EntityState {
     let state = this.#states.get(entity);
     if (!state) {
-      state = { generation: 0, validSince: performance.now(), lists: new Map() };
+      state = { validSince: performance.now(), lists: new Map() };
       this.#states.set(entity, state);
     }
     return state;
   }
 
-  #entries(state: EntityState, entity: ReferenceEntity): Promise<ReferenceEntry[]> {
+  #entries(state: EntityState, entity: ReferenceEntity): ReferenceEntry[] | Promise<ReferenceEntry[]> {
     if (!state.entries) {
-      const generation = state.generation;
       const loading = this.options.load(entity);
       state.entries = loading;
-      loading.catch(() => {
-        if (state.generation === generation) state.entries = undefined;
-      });
+      loading.then(
+        (entries) => {
+          if (state.entries === loading) state.entries = entries;
+        },
+        () => {
+          if (state.entries === loading) state.entries = undefined;
+        },
+      );
     }
     return state.entries;
   }
