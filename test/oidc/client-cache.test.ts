@@ -120,13 +120,17 @@ describe('memory', () => {
   }
 
   it('keeps no request alive through the clients it cached', async () => {
+    const { app, db } = service.service;
+    // A connection opened during a request keeps that request as its async context for as long as it
+    // lives (the database pool's, the rate limits'): one token request first, so they are open already.
+    const warmUp = await createServiceClient(db, ['service:crm.aggregates.read']);
+    expect(await authenticates(warmUp.client.clientId, warmUp.clientSecret!)).toBe(200);
     // Each request's Koa context, watched from the first middleware of the service's own app.
     const requests: WeakRef<object>[] = [];
     const watch: Middleware = async (ctx, next) => {
       requests.push(new WeakRef(ctx));
       await next();
     };
-    const { app, db } = service.service;
     app.middleware.unshift(watch);
     const server = http.createServer(app.callback());
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
