@@ -122,7 +122,7 @@ describe('memory', () => {
   it('keeps no request alive through the clients it cached', async () => {
     const { app, db } = service.service;
     // A connection opened during a request keeps that request as its async context for as long as it
-    // lives (the database pool's, the rate limits'): one token request first, so they are open already.
+    // lives (the database pool's, the rate limits'): one request first (introspection), so they are open.
     const warmUp = await createServiceClient(db, ['service:crm.aggregates.read']);
     expect(await authenticates(warmUp.client.clientId, warmUp.clientSecret!)).toBe(200);
     // Each request's Koa context, watched from the first middleware of the service's own app.
