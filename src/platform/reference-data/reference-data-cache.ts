@@ -58,23 +58,21 @@ export class ReferenceDataCache {
     const state = this.#state(entity);
     if (fresh || performance.now() - state.validSince > this.#maxAgeMs) this.invalidate(entity);
     const filterKey = `${filter.isActive ?? ''}|${filter.parentKey ?? ''}`;
-    let list = state.lists.get(filterKey);
-    if (!list) {
-      const loading = (async () => render((await this.#entries(state, entity)).filter(matches(filter))))();
-      if (state.lists.size >= this.#maxLists) state.lists.delete(state.lists.keys().next().value!);
-      state.lists.set(filterKey, loading);
-      loading.then(
-        (rendered) => {
-          if (state.lists.get(filterKey) === loading) state.lists.set(filterKey, rendered);
-        },
-        // A failed load is not kept: the next request tries again.
-        () => {
-          if (state.lists.get(filterKey) === loading) state.lists.delete(filterKey);
-        },
-      );
-      list = loading;
-    }
-    return list;
+    const cached = state.lists.get(filterKey);
+    if (cached) return cached;
+    const loading = this.#render(state, entity, filter);
+    if (state.lists.size >= this.#maxLists) state.lists.delete(state.lists.keys().next().value!);
+    state.lists.set(filterKey, loading);
+    loading.then(
+      (rendered) => {
+        if (state.lists.get(filterKey) === loading) state.lists.set(filterKey, rendered);
+      },
+      // A failed load is not kept: the next request tries again.
+      () => {
+        if (state.lists.get(filterKey) === loading) state.lists.delete(filterKey);
+      },
+    );
+    return loading;
   }
 
   /** Forget the entity's lists: the next request reads the database. */
@@ -96,6 +94,10 @@ export class ReferenceDataCache {
       this.#states.set(entity, state);
     }
     return state;
+  }
+
+  async #render(state: EntityState, entity: ReferenceEntity, filter: ListFilter): Promise<CachedList> {
+    return render((await this.#entries(state, entity)).filter(matches(filter)));
   }
 
   #entries(state: EntityState, entity: ReferenceEntity): ReferenceEntry[] | Promise<ReferenceEntry[]> {
