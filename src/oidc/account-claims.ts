@@ -74,6 +74,6 @@ async function loadOrganizationMemberships(
 ): Promise<OrganizationMembershipClaim[]> {
   return db('organization_memberships')
     .where({ user_id: userId })
-    .orderBy('created_at')
+    .orderBy(['created_at', 'id'])
     .select('organization_id', 'organization_name', 'role');
 }

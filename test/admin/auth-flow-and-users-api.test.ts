@@ -143,7 +143,12 @@ describe('admin API: users', () => {
   it('finds users by part of their email, a page at a time', async () => {
     const marker = `find${Date.now()}`;
     for (let index = 0; index < 3; index += 1) {
-      await createTestUser(service.service.db, { email: `${marker}-${index}@example.com` });
+      const user = await createTestUser(service.service.db, { email: `${marker}-${index}@example.com` });
+      // The embedded database's clock ticks in milliseconds: give each user its own second.
+      await service.service
+        .db('users')
+        .where({ id: user.id })
+        .update({ created_at: new Date(Date.now() - (3 - index) * 1000) });
     }
     const page = await call('GET', `/users?search=${marker}&limit=2`);
     expect(page).toMatchObject({ status: 200, body: { total: 3, limit: 2, offset: 0 } });

@@ -91,6 +91,12 @@ describe('admin API: OAuth clients', () => {
     for (let index = 0; index < 3; index += 1) {
       created.push((await createTestClient(db, { name: `${marker} ${index}` })).client.clientId);
     }
+    // The embedded database's clock ticks in milliseconds: give each client its own second.
+    for (const [index, clientId] of created.entries()) {
+      await db('oauth_clients')
+        .where({ client_id: clientId })
+        .update({ created_at: new Date(Date.now() - (3 - index) * 1000) });
+    }
     const first = await call('GET', `/oauth-clients?search=${marker}&limit=2`);
     expect(first.status).toBe(200);
     expect(first.body).toMatchObject({ total: 3, limit: 2, offset: 0 });

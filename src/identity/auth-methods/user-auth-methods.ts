@@ -47,7 +47,7 @@ export function userAuthMethodFromRow(row: UserAuthMethodRow): UserAuthMethod {
 export async function listUserAuthMethods(db: Queryable, userId: string): Promise<UserAuthMethod[]> {
   const rows: UserAuthMethodRow[] = await db('user_auth_methods')
     .where({ user_id: userId })
-    .orderBy('created_at');
+    .orderBy(['created_at', 'id']);
   return rows.map(userAuthMethodFromRow);
 }
 

@@ -32,7 +32,7 @@ export class LinkedProviders {
     const rows: { id: string; provider: string; created_at: Date; last_used_at: Date | null }[] =
       await this.db('user_auth_methods')
         .where({ user_id: userId, type: 'oauth_provider' })
-        .orderBy('created_at')
+        .orderBy(['created_at', 'id'])
         .select('id', 'provider', 'created_at', 'last_used_at');
     return {
       linked: rows.map((row) => ({

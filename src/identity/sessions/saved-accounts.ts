@@ -73,7 +73,7 @@ export async function listSavedAccounts(db: Queryable, deviceBindingId: string):
   const rows: SavedAccountRow[] = await db('saved_accounts')
     .where({ device_binding_id: deviceBindingId })
     .whereNull('revoked_at')
-    .orderBy('last_used_at', 'desc');
+    .orderBy([{ column: 'last_used_at', order: 'desc' }, 'id']);
   return rows.map((row) => ({
     id: row.id,
     userId: row.user_id,

@@ -186,7 +186,7 @@ export async function listClients(
   db: Queryable,
   filter: Pick<ClientListQuery, 'status' | 'search'> = {},
 ): Promise<OAuthClient[]> {
-  const rows = await clientsMatching(db, filter).orderBy('created_at', 'asc').select('*');
+  const rows = await clientsMatching(db, filter).orderBy(['created_at', 'id']).select('*');
   return rows.map(fromRow);
 }
 

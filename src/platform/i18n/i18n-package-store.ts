@@ -53,7 +53,9 @@ export async function listPackages(
   db: Queryable,
   filter: { locale?: string | undefined; namespace?: string | undefined },
 ): Promise<I18nPackage[]> {
-  const query = db(table).orderBy('published_at', 'desc').select(listed);
+  const query = db(table)
+    .orderBy([{ column: 'published_at', order: 'desc' }, 'id'])
+    .select(listed);
   if (filter.locale !== undefined) query.where({ locale: filter.locale });
   if (filter.namespace !== undefined) query.where({ namespace: filter.namespace });
   return ((await query) as PackageRow[]).map(fromRow);
