@@ -21,6 +21,33 @@ describe('JSON APIs', () => {
     expect(document.components.schemas.Error).toBeDefined();
   });
 
+  it('refuses a body that is not JSON with 415, and takes the same body sent as JSON', async () => {
+    const body = JSON.stringify({ flow: 'login' });
+    for (const contentType of ['text/plain', 'application/x-www-form-urlencoded']) {
+      const response = await fetch(service.url('/api/v2/identity/auth/flow/start'), {
+        method: 'POST',
+        headers: { 'content-type': contentType },
+        body,
+      });
+      expect(response.status, contentType).toBe(415);
+      expect(await response.json()).toEqual({
+        error: 'unsupported_media_type',
+        message: 'Send the request body as JSON (Content-Type: application/json).',
+        request_id: response.headers.get('x-request-id'),
+      });
+    }
+    const json = await fetch(service.url('/api/v2/identity/auth/flow/start'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+      body,
+    });
+    expect(json.status).toBe(200);
+    // A POST without a body (Content-Length: 0, no type) is not refused for its type.
+    const bare = await fetch(service.url('/api/v2/identity/auth/flow/start'), { method: 'POST' });
+    expect(bare.status).toBe(400);
+    expect(((await bare.json()) as { error: string }).error).toBe('invalid_request');
+  });
+
   it('answers an unknown API path with the JSON error body, not an HTML page', async () => {
     const response = await fetch(service.url('/api/v2/identity/nope'), { method: 'POST' });
     expect(response.status).toBe(404);
