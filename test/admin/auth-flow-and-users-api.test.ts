@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/http/api-error.js';
 import { listAuditEvents } from '../../src/identity/audit/audit-log.js';
 import { assertLoginAllowed, recordLoginFailure } from '../../src/identity/brute-force/login-protection.js';
-import { createTestUser, uniqueEmail } from '../support/fixtures.js';
+import { createdInOrder, createTestUser, uniqueEmail } from '../support/fixtures.js';
 import { mainAuthToken } from '../support/sign-in.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
@@ -142,14 +142,15 @@ describe('admin API: funnels and allowed methods', () => {
 describe('admin API: users', () => {
   it('finds users by part of their email, a page at a time', async () => {
     const marker = `find${Date.now()}`;
+    const created = [];
     for (let index = 0; index < 3; index += 1) {
-      const user = await createTestUser(service.service.db, { email: `${marker}-${index}@example.com` });
-      // The embedded database's clock ticks in milliseconds: give each user its own second.
-      await service.service
-        .db('users')
-        .where({ id: user.id })
-        .update({ created_at: new Date(Date.now() - (3 - index) * 1000) });
+      created.push(await createTestUser(service.service.db, { email: `${marker}-${index}@example.com` }));
     }
+    await createdInOrder(
+      service.service.db,
+      'users',
+      created.map((user) => ({ id: user.id })),
+    );
     const page = await call('GET', `/users?search=${marker}&limit=2`);
     expect(page).toMatchObject({ status: 200, body: { total: 3, limit: 2, offset: 0 } });
     expect((page.body.users as { email: string }[]).map((user) => user.email)).toEqual([

@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listAuditEvents } from '../../src/identity/audit/audit-log.js';
-import { callbackUri, createServiceClient, createTestClient, createTestUser } from '../support/fixtures.js';
+import {
+  callbackUri,
+  createdInOrder,
+  createServiceClient,
+  createTestClient,
+  createTestUser,
+} from '../support/fixtures.js';
 import { HttpBrowser } from '../support/http-browser.js';
 import { completeAuthorization, discover, oidc } from '../support/relying-party.js';
 import { mainAuthToken } from '../support/sign-in.js';
@@ -91,12 +97,11 @@ describe('admin API: OAuth clients', () => {
     for (let index = 0; index < 3; index += 1) {
       created.push((await createTestClient(db, { name: `${marker} ${index}` })).client.clientId);
     }
-    // The embedded database's clock ticks in milliseconds: give each client its own second.
-    for (const [index, clientId] of created.entries()) {
-      await db('oauth_clients')
-        .where({ client_id: clientId })
-        .update({ created_at: new Date(Date.now() - (3 - index) * 1000) });
-    }
+    await createdInOrder(
+      db,
+      'oauth_clients',
+      created.map((clientId) => ({ client_id: clientId })),
+    );
     const first = await call('GET', `/oauth-clients?search=${marker}&limit=2`);
     expect(first.status).toBe(200);
     expect(first.body).toMatchObject({ total: 3, limit: 2, offset: 0 });

@@ -3,7 +3,12 @@ import { runCommand } from '../../src/cli/run-command.js';
 import { listAuditEvents } from '../../src/identity/audit/audit-log.js';
 import { builtInAuthMethodTypes, builtInStepIds } from '../../src/identity/auth-flow/built-in-steps.js';
 import { flowKinds } from '../../src/identity/auth-flow/flow-session.js';
-import { createServiceClient, createTestClient, createTestUser } from '../support/fixtures.js';
+import {
+  createdInOrder,
+  createServiceClient,
+  createTestClient,
+  createTestUser,
+} from '../support/fixtures.js';
 import { discover, oidc } from '../support/relying-party.js';
 import { mainAuthToken } from '../support/sign-in.js';
 import { startTestService, type TestService } from '../support/test-service.js';
@@ -95,6 +100,10 @@ describe('npm run idp -- clients:*', () => {
       (await createTestClient(db, { name: `${marker} a` })).client,
       (await createTestClient(db, { name: `${marker} b` })).client,
     ];
+    await createdInOrder(db, 'oauth_clients', [
+      { client_id: first.clientId },
+      { client_id: second.clientId },
+    ]);
     await idp('clients:disable', '--client-id', second.clientId);
     const names = async (...argv: string[]) =>
       (JSON.parse((await idp('clients:list', ...argv)).stdout) as { name: string }[]).map(

@@ -69,3 +69,21 @@ export async function createServiceClient(db: Database, scopes: string[]) {
     scopes,
   });
 }
+
+/**
+ * Sets the rows' created_at one second apart, in the given order, the last a second ago. The embedded
+ * database reads the clock in milliseconds, so rows inserted one after the other may share created_at,
+ * and a test of "newest first" or "oldest first" would then test the tie-break.
+ */
+export async function createdInOrder(
+  db: Database,
+  table: 'users' | 'oauth_clients',
+  rows: Record<string, string>[],
+): Promise<void> {
+  const now = Date.now();
+  for (const [index, row] of rows.entries()) {
+    await db(table)
+      .where(row)
+      .update({ created_at: new Date(now - (rows.length - index) * 1000) });
+  }
+}
