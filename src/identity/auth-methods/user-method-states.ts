@@ -81,7 +81,7 @@ export async function loadUserMethodStatesWith(
      from (select 1) as one left join (
        select u.email, u.email_verified, u.phone, u.phone_verified,
          exists (select 1 from user_credentials c where c.user_id = u.id and c.type = 'password') as has_password,
-         coalesce((select json_agg(m order by m.created_at) from user_auth_methods m where m.user_id = u.id), '[]')
+         coalesce((select json_agg(m order by m.created_at, m.id) from user_auth_methods m where m.user_id = u.id), '[]')
            as methods
        from users u where u.id = :methodsUser
      ) as s on true`,
