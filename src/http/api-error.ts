@@ -40,6 +40,7 @@ export const forbidden = (message = 'You are not allowed to do this.') =>
   new ApiError(403, 'forbidden', message);
 export const notFound = (message = 'Not found.') => new ApiError(404, 'not_found', message);
 export const payloadTooLarge = () => new ApiError(413, 'payload_too_large', 'The request body is too large.');
+export const unsupportedMediaType = (message: string) => new ApiError(415, 'unsupported_media_type', message);
 export const conflict = (message: string, details?: unknown) =>
   new ApiError(409, 'conflict', message, details);
 export const tooManyRequests = (retryAfterSeconds: number, message?: string) =>

@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { bodyParser } from '@koa/bodyparser';
 import type { Logger } from '../logger.js';
-import { ApiError } from './api-error.js';
+import { ApiError, unsupportedMediaType } from './api-error.js';
 import { jsonErrors } from './error-handler.js';
 
 const jsonBodyLimitKb = 64;
@@ -43,11 +43,7 @@ export function jsonApiRouter(prefix: string, logger: Logger): Router {
 const onlyJsonBodies: Middleware = (ctx, next) => {
   const hasBody = ctx.get('transfer-encoding') !== '' || (ctx.request.length ?? 0) > 0;
   if (hasBody && !ctx.is('json', '+json')) {
-    throw new ApiError(
-      415,
-      'unsupported_media_type',
-      'Send the request body as JSON (Content-Type: application/json).',
-    );
+    throw unsupportedMediaType('Send the request body as JSON (Content-Type: application/json).');
   }
   return next();
 };

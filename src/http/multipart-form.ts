@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import busboy from 'busboy';
-import { ApiError } from './api-error.js';
+import { ApiError, unsupportedMediaType } from './api-error.js';
 
 export interface UploadedFile {
   bytes: Buffer;
@@ -30,7 +30,7 @@ export function readMultipartForm(
         limits: { files: 1, fileSize: limits.maxFileBytes, fields: limits.maxFields ?? 20, fieldSize: 4096 },
       });
     } catch {
-      reject(new ApiError(415, 'unsupported_media_type', 'Send the form as multipart/form-data.'));
+      reject(unsupportedMediaType('Send the form as multipart/form-data.'));
       return;
     }
     const form: MultipartForm = { fields: {}, files: {} };
