@@ -1,4 +1,4 @@
-import http from 'node:http';
+import { createHttpServer } from './http/http-server.js';
 import { claimDataDirectory, DataDirectoryInUse, type ControlChannel } from './cli/control-channel.js';
 import { runCommand } from './cli/run-command.js';
 import { systemClock } from './clock.js';
@@ -61,8 +61,7 @@ export async function runService(config: MainConfig, logger: Logger, workerIndex
   // The CLI reaches the embedded database through this process while it runs.
   channel?.serve((argv) => runCommand(argv, async () => ({ db: database.db, clock: systemClock })));
 
-  const server = http.createServer(service.app.callback());
-  server.keepAliveTimeout = 65_000;
+  const server = createHttpServer(service.app.callback());
   try {
     await listen(server, config.port, config.host);
   } catch (error) {

@@ -1,9 +1,10 @@
-import http from 'node:http';
+import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { systemClock, type Clock } from '../../src/clock.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { SettingsOverrides } from '../../src/defaults.js';
 import type { DatabaseHandle } from '../../src/db/database.js';
+import { createHttpServer } from '../../src/http/http-server.js';
 import { generateRsaPrivateKeyPem, type Secrets } from '../../src/keys/development-secrets.js';
 import type { OAuthProviderConfig } from '../../src/identity/federation/oauth-provider-config.js';
 import type { Transport } from '../../src/identity/transports/transport.js';
@@ -67,10 +68,8 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     response.statusCode = 503;
     response.end();
   };
-  const server = http.createServer((request, response) => handler(request, response));
-  // As src/run-service.ts: longer than any client's idle timeout (undici's is 4 s), so a client never
-  // reuses a kept-alive connection the server is closing at that moment (ECONNRESET on a busy machine).
-  server.keepAliveTimeout = 65_000;
+  // The server src/run-service.ts runs the service on.
+  const server = createHttpServer((request, response) => handler(request, response));
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const issuer = `http://127.0.0.1:${port}${options.issuerPath ?? ''}`;
