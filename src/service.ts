@@ -12,6 +12,7 @@ import { startEventRuntime, type EventRuntime } from './events/event-runtime.js'
 import { assetRoutes } from './http/assets.js';
 import { errorPageAnswer, jsonErrorAnswer, uncaughtErrors } from './http/error-handler.js';
 import { jsonNotFound } from './http/json-api.js';
+import { refuseNulInUrl } from './http/nul-character.js';
 import { issuerPath } from './http/base-path.js';
 import { ownPaths } from './http/own-paths.js';
 import { shareRequestStorage } from './http/request-context.js';
@@ -258,6 +259,8 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
       recordAnswer: operations.recordAnswer,
     }),
   );
+  // A NUL in the URL: refused before any route or lookup sees it (http/nul-character.ts).
+  own.use(refuseNulInUrl);
   // Before anything else of the OAuth endpoints (our own introspection included).
   own.use(oidc.clientRateLimiting(rateLimits));
   // The engine last: everything our routes do not answer (authorize, token, revocation, discovery...).

@@ -4,6 +4,7 @@ import { bodyParser } from '@koa/bodyparser';
 import type { Logger } from '../logger.js';
 import { ApiError, unsupportedMediaType } from './api-error.js';
 import { jsonErrors } from './error-handler.js';
+import { pathOfNulCharacter } from './nul-character.js';
 
 const jsonBodyLimitKb = 64;
 
@@ -32,8 +33,20 @@ export function jsonApiRouter(prefix: string, logger: Logger): Router {
       },
     }),
   );
+  router.use(noNulCharacters);
   return router;
 }
+
+/** Text with a NUL can't be stored (nul-character.ts): refused with the field that carries it. */
+const noNulCharacters: Middleware = (ctx, next) => {
+  const path = pathOfNulCharacter(ctx.request.body);
+  if (path !== undefined) {
+    throw new ApiError(400, 'invalid_request', 'The request is not valid.', [
+      { path, message: 'must not contain the NUL character (U+0000)' },
+    ]);
+  }
+  return next();
+};
 
 /**
  * A body that is not JSON would otherwise reach the route as no body at all, and be refused for the

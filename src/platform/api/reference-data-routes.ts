@@ -13,7 +13,7 @@ import {
   deleteEntry,
   type ReferenceDataChangeDeps,
 } from '../reference-data/reference-data-changes.js';
-import { snakeCaseKeySchema } from '../reference-data/reference-key.js';
+import { gradeRangeKeySchema, snakeCaseKeySchema } from '../reference-data/reference-key.js';
 import { recordUsage, releaseUsage, usedBySchema } from '../reference-data/usage-registry.js';
 import type { PlatformAccess } from './platform-access.js';
 
@@ -87,7 +87,8 @@ function addEntityRoutes(api: DocumentedRouter, definition: EntityDefinition, de
     ...(entity === 'subject' ? { parent_key: snakeCaseKeySchema.optional() } : {}),
   });
   const keyParam = (ctx: Context): string => {
-    const parsed = (entity === 'grade_range' ? z.string().max(100) : snakeCaseKeySchema).safeParse(
+    // A key no entry can have (creation checks the same form) is not looked up.
+    const parsed = (entity === 'grade_range' ? gradeRangeKeySchema : snakeCaseKeySchema).safeParse(
       ctx.params.key,
     );
     if (!parsed.success) throw new ApiError(404, 'not_found', `There is no ${entity} with that key.`);

@@ -1,0 +1,77 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { userTokenWith } from '../platform/support/platform-tokens.js';
+import { startTestService, type TestService } from '../support/test-service.js';
+
+// PostgreSQL can't store U+0000 in text or jsonb: a request carrying one is refused at the edge with
+// 400 in its endpoint's shape, never a 500 from the failed statement, and nothing is written.
+let service: TestService;
+let admin: string;
+beforeAll(async () => {
+  service = await startTestService();
+  admin = await userTokenWith(service, ['platform.reference-data.manage']);
+});
+afterAll(() => service?.close());
+
+const json = () => ({ 'content-type': 'application/json', authorization: `Bearer ${admin}` });
+
+describe('the NUL character in a request', () => {
+  it('in a JSON body: 400 naming the field, and nothing written', async () => {
+    const response = await fetch(service.url('/api/v2/platform/reference/subjects'), {
+      method: 'POST',
+      headers: json(),
+      body: JSON.stringify({ key: 'nul_title', title: { en: 'Alge\u0000bra' } }),
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({
+      error: 'invalid_request',
+      details: [{ path: 'title.en', message: 'must not contain the NUL character (U+0000)' }],
+    });
+    const rows = await service.service.db('reference_data_entries').where({ key: 'nul_title' });
+    expect(rows).toHaveLength(0);
+  });
+
+  it('in a JSON key: 400 naming it', async () => {
+    const response = await fetch(service.url('/api/v2/identity/auth/flow/start'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ flow: 'login', context: { 'a\u0000b': 1 } }),
+    });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { details: { path: string }[] }).details[0]!.path).toBe(
+      'context.a\u0000b',
+    );
+  });
+
+  it('in a path parameter of a JSON API: 400 in the JSON error shape', async () => {
+    // A grade range's key in the path reached the database (the case the fuzzer found).
+    const response = await fetch(service.url('/api/v2/platform/reference/grade-ranges/%00'), {
+      method: 'DELETE',
+      headers: json(),
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({
+      error: 'invalid_request',
+      message: 'The URL must not contain the NUL character (U+0000).',
+    });
+  });
+
+  it('in the query of an OAuth endpoint: 400 invalid_request in the RFC 6749 shape', async () => {
+    const response = await fetch(service.url('/oauth/token?client_id=%00'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=client_credentials',
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({
+      error: 'invalid_request',
+      error_description: 'The URL must not contain the NUL character (U+0000).',
+    });
+  });
+
+  it('in the query of a page: the error page with 400', async () => {
+    const response = await fetch(service.url('/en/auth?login_hint=a%00b'), { redirect: 'manual' });
+    expect(response.status).toBe(400);
+    expect(response.headers.get('content-type')).toContain('text/html');
+    expect(await response.text()).toContain('Error code: invalid_request');
+  });
+});
