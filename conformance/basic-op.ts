@@ -112,6 +112,15 @@ export const basicOpModules: ConformanceModule[] = [
     },
   },
   {
+    id: 'oidcc-ensure-post-request-succeeds',
+    plan: 'Basic OP',
+    async run(context) {
+      const authorization = await context.authorize({}, context.newBrowser(), 'POST');
+      const tokens = await context.redeem(authorization);
+      check(tokens.claims()?.sub, 'no ID token for an authorization request sent by POST');
+    },
+  },
+  {
     id: 'oidcc-ensure-request-without-nonce-succeeds-for-code-flow',
     plan: 'Basic OP',
     async run(context) {

@@ -90,14 +90,25 @@ export class ConformanceContext {
     return { url, codeVerifier, state, nonce };
   }
 
-  /** Drives the sign-in (and consent) pages until the provider sends the browser back to the client. */
+  /**
+   * Drives the sign-in (and consent) pages until the provider sends the browser back to the client.
+   * `method` POST sends the request form-serialized (OpenID Connect Core §3.1.2.1) instead of by GET.
+   */
   async authorize(
     parameters: Record<string, string> = {},
     browser = this.newBrowser(),
+    method: 'GET' | 'POST' = 'GET',
   ): Promise<Authorization & { pagesShown: string[] }> {
     const request = await this.authorizationUrl(parameters);
     const pagesShown: string[] = [];
-    let page = await browser.navigate(request.url.toString());
+    let page =
+      method === 'GET'
+        ? await browser.navigate(request.url.toString())
+        : await browser.navigate(`${request.url.origin}${request.url.pathname}`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/x-www-form-urlencoded' },
+            body: request.url.searchParams.toString(),
+          });
     for (let steps = 0; steps < 6 && !page.url.startsWith(this.deployment.redirectUri); steps++) {
       if (page.html.includes('name="identifier"')) {
         pagesShown.push('identifier');

@@ -23,6 +23,7 @@ import { inboundLoginPageRoutes } from './actions/inbound-login-page.js';
 import { interactionRoutes } from './actions/interaction.js';
 import { introspectionEndpoint } from './actions/introspect.js';
 import { jwksRoutes } from './actions/jwks.js';
+import { sendPostAsGet } from './actions/post-as-get.js';
 import { ssoInboundRoutes } from './actions/sso-inbound.js';
 import { ssoOtcRoutes } from './actions/sso-otc.js';
 import { userinfoRoutes } from './actions/userinfo.js';
@@ -121,8 +122,10 @@ export async function createOidc(deps: OidcDeps): Promise<Oidc> {
     provider,
     tokenVerification,
     engine,
-    engineOnlyPaths: new Set([oauthRoutes.authorization, oauthRoutes.token, oauthRoutes.revocation]),
-    endpoints: new Map([
+    engineOnlyPaths: new Set([oauthRoutes.token, oauthRoutes.revocation]),
+    endpoints: new Map<string, Middleware>([
+      // The engine's, and a POST sent on to it as a GET (actions/post-as-get.ts).
+      [oauthRoutes.authorization, (ctx) => (ctx.method === 'POST' ? sendPostAsGet(ctx) : engine(ctx))],
       [
         oauthRoutes.introspection,
         introspectionEndpoint({

@@ -6,6 +6,7 @@ import { revokeDeviceSessions } from '../../identity/sessions/sessions.js';
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { renderPage } from '../../http/pages.js';
+import { sendPostAsGet } from './post-as-get.js';
 import type { PublishedKeySet } from '../../keys/published-key-set.js';
 import { verifyIdTokenHint, type IdTokenHint } from '../../tokens/id-token-hint.js';
 import { revokeRefreshTokensOf } from '../models/oauth-refresh-token.js';
@@ -37,6 +38,8 @@ export function endSessionRoutes(deps: {
   apiPrefix: string;
 }): Router {
   const router = new Router();
+  // The logout request by POST: sent on as a GET (post-as-get.ts).
+  router.post(oauthRoutes.end_session, sendPostAsGet);
   router.get(oauthRoutes.end_session, async (ctx, next) => {
     const hint = typeof ctx.query.id_token_hint === 'string' ? ctx.query.id_token_hint : undefined;
     if (hint !== undefined) {
