@@ -1,5 +1,6 @@
 import type Router from '@koa/router';
 import Koa from 'koa';
+import type { Context } from 'koa';
 import compose from 'koa-compose';
 import type { Provider } from 'oidc-provider';
 import { systemClock, type Clock } from './clock.js';
@@ -13,6 +14,7 @@ import { assetRoutes } from './http/assets.js';
 import { errorPageAnswer, jsonErrorAnswer, uncaughtErrors } from './http/error-handler.js';
 import { jsonNotFound } from './http/json-api.js';
 import { refuseNulInUrl } from './http/nul-character.js';
+import { answerUnanswered } from './http/unanswered-requests.js';
 import { issuerPath } from './http/base-path.js';
 import { ownPaths } from './http/own-paths.js';
 import { shareRequestStorage } from './http/request-context.js';
@@ -239,6 +241,12 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     oauth: oauthErrorAnswer(logger),
     page: errorPageAnswer(logger),
   };
+  const errorAnswerFor = (ctx: Context) =>
+    jsonApiPrefixes.some((prefix) => ctx.path.startsWith(prefix))
+      ? errorAnswers.api
+      : oauthJsonPaths.has(ctx.path)
+        ? errorAnswers.oauth
+        : errorAnswers.page;
   // Every page shows the product's brand, the engine's error and logout pages too (src/http/pages.ts).
   const brand = config.brand ?? brandFrom({});
   // Request id, settings, security headers, brand, the last error boundary and metrics, around every
@@ -249,16 +257,12 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
       settings,
       brand,
       securityHeaders: securityHeaders({ https: new URL(config.issuer).protocol === 'https:' }),
-      answerUncaught: uncaughtErrors((ctx) =>
-        jsonApiPrefixes.some((prefix) => ctx.path.startsWith(prefix))
-          ? errorAnswers.api
-          : oauthJsonPaths.has(ctx.path)
-            ? errorAnswers.oauth
-            : errorAnswers.page,
-      ),
+      answerUncaught: uncaughtErrors(errorAnswerFor),
       recordAnswer: operations.recordAnswer,
     }),
   );
+  // What no route answered: 404, or 405 with Allow, in the endpoint's shape (unanswered-requests.ts).
+  own.use(answerUnanswered(errorAnswerFor, oidc.engineMethods));
   // A NUL in the URL: refused before any route or lookup sees it (http/nul-character.ts).
   own.use(refuseNulInUrl);
   // Before anything else of the OAuth endpoints (our own introspection included).

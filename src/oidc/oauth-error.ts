@@ -1,5 +1,6 @@
 import type { Context, Middleware } from 'koa';
 import { databaseRetryAfterSeconds, isDatabaseUnavailable } from '../db/database-unavailable.js';
+import { ApiError } from '../http/api-error.js';
 import { logFailure, type ErrorAnswer } from '../http/error-handler.js';
 import type { Logger } from '../logger.js';
 
@@ -69,6 +70,10 @@ export function bearerChallenge(realm: string, error?: string, description?: str
 function toOAuthError(caught: unknown): OAuthError {
   if (caught instanceof OAuthError) return caught;
   if (isDatabaseUnavailable(caught)) return temporarilyUnavailable();
+  // Ours in the JSON API shape (an unknown method, say): RFC 6749 has one code for a client's mistake.
+  if (caught instanceof ApiError && caught.status < 500) {
+    return new OAuthError(caught.status, 'invalid_request', caught.message, caught.headers);
+  }
   const { status, expose } = (caught ?? {}) as { status?: unknown; expose?: unknown };
   // Body parser errors: malformed or oversized bodies (413, still RFC 6749's invalid_request).
   if (typeof status === 'number' && status >= 400 && status < 500 && expose) {

@@ -64,6 +64,8 @@ export interface Oidc {
   tokenVerification: TokenVerification;
   /** The engine's middleware (authorize, token, revocation, discovery...), answers corrected. */
   engine: ComposedMiddleware<ParameterizedContext>;
+  /** The methods of the engine's endpoints (its router answers another method as an unknown path). */
+  engineMethods: ReadonlyMap<string, readonly string[]>;
   /** Paths only the engine serves: our routers never match them. */
   engineOnlyPaths: ReadonlySet<string>;
   /**
@@ -122,6 +124,11 @@ export async function createOidc(deps: OidcDeps): Promise<Oidc> {
     provider,
     tokenVerification,
     engine,
+    engineMethods: new Map([
+      [oauthRoutes.authorization, ['GET', 'HEAD', 'POST']],
+      [oauthRoutes.token, ['POST']],
+      [oauthRoutes.revocation, ['POST']],
+    ]),
     engineOnlyPaths: new Set([oauthRoutes.token, oauthRoutes.revocation]),
     endpoints: new Map<string, Middleware>([
       // The engine's, and a POST sent on to it as a GET (actions/post-as-get.ts).
