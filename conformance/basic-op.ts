@@ -112,6 +112,25 @@ export const basicOpModules: ConformanceModule[] = [
     },
   },
   {
+    id: 'oidcc-ensure-request-with-valid-pkce-succeeds',
+    plan: 'Basic OP',
+    async run(context) {
+      // authorize() sends an S256 code_challenge; redeem() the matching code_verifier.
+      const tokens = await context.redeem(await context.authorize());
+      check(tokens.claims()?.sub, 'no ID token for a request with a valid PKCE challenge');
+      const replayed = await context.authorize();
+      await expectTokenError(
+        oidc.authorizationCodeGrant(context.config, replayed.callback, {
+          pkceCodeVerifier: oidc.randomPKCECodeVerifier(),
+          expectedState: replayed.state,
+          expectedNonce: replayed.nonce,
+        }),
+        'invalid_grant',
+        'a code redeemed with another code_verifier',
+      );
+    },
+  },
+  {
     id: 'oidcc-ensure-post-request-succeeds',
     plan: 'Basic OP',
     async run(context) {

@@ -54,6 +54,19 @@ async function expectStillSignedIn(context: ConformanceContext, browser: PageBro
 
 export const rpInitiatedLogoutModules: ConformanceModule[] = [
   {
+    id: 'oidcc-rp-initiated-logout-discovery-endpoint-verification',
+    plan: 'RP-Initiated Logout',
+    async run(context) {
+      const endpoint = context.metadata.end_session_endpoint;
+      check(endpoint, 'no end_session_endpoint in the discovery document');
+      const url = new URL(endpoint);
+      check(
+        url.origin === context.deployment.issuer.origin,
+        `end_session_endpoint ${endpoint} is not the issuer's`,
+      );
+    },
+  },
+  {
     id: 'oidcc-rp-initiated-logout',
     plan: 'RP-Initiated Logout',
     async run(context) {
@@ -113,6 +126,37 @@ export const rpInitiatedLogoutModules: ConformanceModule[] = [
       });
       if (page.url.startsWith(postLogoutUri(context))) await expectSignedOut(context, browser);
       else check(page.status < 500, `answered ${page.status}`);
+    },
+  },
+  {
+    id: 'oidcc-rp-initiated-logout-no-state',
+    plan: 'RP-Initiated Logout',
+    async run(context) {
+      const { browser, tokens } = await signedInWithTokens(context);
+      const page = await endSession(context, browser, {
+        id_token_hint: tokens.id_token!,
+        post_logout_redirect_uri: postLogoutUri(context),
+      });
+      check(
+        page.url.startsWith(postLogoutUri(context)),
+        `ended on ${page.url}, not the post_logout_redirect_uri`,
+      );
+      check(!new URL(page.url).searchParams.has('state'), 'a state nobody sent was added');
+      await expectSignedOut(context, browser);
+    },
+  },
+  {
+    id: 'oidcc-rp-initiated-logout-bad-id-token-hint',
+    plan: 'RP-Initiated Logout',
+    async run(context) {
+      const { browser } = await signedInWithTokens(context);
+      const page = await endSession(context, browser, {
+        id_token_hint: 'not.an.id-token',
+        post_logout_redirect_uri: postLogoutUri(context),
+      });
+      check(!page.url.startsWith(postLogoutUri(context)), 'an id_token_hint that is no token was accepted');
+      check(page.status >= 400 && page.status < 500, `answered ${page.status}`);
+      await expectStillSignedIn(context, browser);
     },
   },
   {
