@@ -13,7 +13,7 @@ import { startEventRuntime, type EventRuntime } from './events/event-runtime.js'
 import { assetRoutes } from './http/assets.js';
 import { errorPageAnswer, jsonErrorAnswer, uncaughtErrors } from './http/error-handler.js';
 import { jsonNotFound } from './http/json-api.js';
-import { refuseNulInUrl } from './http/nul-character.js';
+import { refuseNulInUrl } from './http/storable-input.js';
 import { answerUnanswered } from './http/unanswered-requests.js';
 import { issuerPath } from './http/base-path.js';
 import { ownPaths } from './http/own-paths.js';
@@ -263,7 +263,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
   );
   // What no route answered: 404, or 405 with Allow, in the endpoint's shape (unanswered-requests.ts).
   own.use(answerUnanswered(errorAnswerFor, oidc.engineMethods));
-  // A NUL in the URL: refused before any route or lookup sees it (http/nul-character.ts).
+  // A NUL in the URL: refused before any route or lookup sees it (http/storable-input.ts).
   own.use(refuseNulInUrl);
   // Before anything else of the OAuth endpoints (our own introspection included).
   own.use(oidc.clientRateLimiting(rateLimits));

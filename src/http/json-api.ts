@@ -4,7 +4,7 @@ import { bodyParser } from '@koa/bodyparser';
 import type { Logger } from '../logger.js';
 import { ApiError, unsupportedMediaType } from './api-error.js';
 import { jsonErrors } from './error-handler.js';
-import { pathOfNulCharacter } from './nul-character.js';
+import { jsonBodyProblem } from './storable-input.js';
 
 const jsonBodyLimitKb = 64;
 
@@ -33,18 +33,14 @@ export function jsonApiRouter(prefix: string, logger: Logger): Router {
       },
     }),
   );
-  router.use(noNulCharacters);
+  router.use(storableBodies);
   return router;
 }
 
-/** Text with a NUL can't be stored (nul-character.ts): refused with the field that carries it. */
-const noNulCharacters: Middleware = (ctx, next) => {
-  const path = pathOfNulCharacter(ctx.request.body);
-  if (path !== undefined) {
-    throw new ApiError(400, 'invalid_request', 'The request is not valid.', [
-      { path, message: 'must not contain the NUL character (U+0000)' },
-    ]);
-  }
+/** A NUL or nesting past 32 levels (storable-input.ts): refused naming where, as zod's issues are. */
+const storableBodies: Middleware = (ctx, next) => {
+  const problem = jsonBodyProblem(ctx.request.body);
+  if (problem) throw new ApiError(400, 'invalid_request', 'The request is not valid.', [problem]);
   return next();
 };
 

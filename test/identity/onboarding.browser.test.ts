@@ -238,6 +238,32 @@ describe('onboarding after registration, in a real browser', { timeout: 120_000 
     });
   });
 
+  it('a name carrying the NUL character is refused with 400, and nothing is saved', async () => {
+    const email = uniqueEmail('nul-name');
+    await withPage(async (page) => {
+      const { request } = await client();
+      await page.goto(request.url.toString());
+      await page.getByLabel('Email or phone').fill(email);
+      await press(page, 'Continue');
+      await page.getByLabel('Code').fill(codeTo(email));
+      await press(page, 'Continue');
+      await page.getByLabel('Password', { exact: true }).fill('seven purple elephants dancing');
+      await press(page, 'Continue');
+      await page.getByRole('heading', { name: 'What is your name?' }).waitFor();
+      await page.getByLabel('First name').fill('Ada');
+      // No keyboard types it; a script can, and the form sends it as %00.
+      await page
+        .getByLabel('Last name')
+        .evaluate((input) => ((input as HTMLInputElement).value = 'Love\u0000lace'));
+      const answer = page.waitForResponse((response) => response.request().method() === 'POST');
+      await press(page, 'Continue');
+      expect((await answer).status()).toBe(400);
+      await page.getByText('Error code: invalid_request').waitFor();
+      const user = await service.service.db('users').where({ email }).first();
+      expect([user.given_name, user.family_name]).toEqual([null, null]);
+    });
+  });
+
   it('the onboarding pages without a registration behind them say so, with a way back', async () => {
     await withPage(async (page) => {
       await page.goto(service.url('/en/auth/onboarding'));

@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import { bodyParser } from '@koa/bodyparser';
+import { pageForms } from '../../http/page-forms.js';
 import type { Context } from 'koa';
 import type { Provider } from 'oidc-provider';
 import { z } from 'zod';
@@ -113,7 +113,7 @@ export class Federation {
 
   routes(): Router {
     const router = new Router();
-    const forms = bodyParser({ enableTypes: ['form'], formLimit: '4kb' });
+    const forms = pageForms('4kb');
 
     router.get('/interaction/:uid/oauth/:provider', async (ctx) => {
       const interaction = await this.#interaction(ctx);

@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import { bodyParser } from '@koa/bodyparser';
+import { pageForms } from '../../http/page-forms.js';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import type { Brand } from '../../brand.js';
@@ -62,7 +62,7 @@ const namePart = (value: string) => value.normalize('NFC').trim().replace(/\s+/g
 export function onboardingPageRoutes(deps: OnboardingPageDependencies): Router {
   const { db, clock } = deps;
   const router = new Router({ prefix: '/:lang/auth/onboarding' });
-  const forms = bodyParser({ enableTypes: ['form'], formLimit: '16kb' });
+  const forms = pageForms('16kb');
 
   router.use(async (ctx, next) => {
     if (!languagePattern.test(ctx.params.lang ?? '')) return;

@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import { bodyParser } from '@koa/bodyparser';
+import { pageForms } from '../../http/page-forms.js';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import type { ApiError } from '../../http/api-error.js';
@@ -45,7 +45,7 @@ function signInToReturnTo(value: string | undefined): string | undefined {
  */
 export function resetPasswordPageRoutes(deps: PasswordDeps): Router {
   const router = new Router({ prefix: '/:lang/reset-password' });
-  const forms = bodyParser({ enableTypes: ['form'], formLimit: '16kb' });
+  const forms = pageForms('16kb');
 
   router.use(async (ctx, next) => {
     if (!languagePattern.test(ctx.params.lang ?? '')) return;

@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import { bodyParser } from '@koa/bodyparser';
+import { pageForms } from '../../http/page-forms.js';
 import type { Context } from 'koa';
 import { errors, type InteractionResults, type Provider } from 'oidc-provider';
 import { z } from 'zod';
@@ -106,7 +106,7 @@ interface PageRequest {
 export function interactionRoutes(deps: InteractionDependencies): Router {
   const { provider, db, clock, flows, rateLimits, apiAudience, notifications, federation, logger } = deps;
   const router = new Router();
-  const forms = bodyParser({ enableTypes: ['form'], formLimit: '16kb' });
+  const forms = pageForms('16kb');
 
   router.use(async (ctx, next) => {
     // `/:lang/...` is a language (two letters, maybe a region), else not ours: the next router's.

@@ -2,8 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { userTokenWith } from '../platform/support/platform-tokens.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
-// PostgreSQL can't store U+0000 in text or jsonb: a request carrying one is refused at the edge with
-// 400 in its endpoint's shape, never a 500 from the failed statement, and nothing is written.
+// Input the database can't store is refused at the edge with 400 in its endpoint's shape, never a 500
+// from a failed statement (or a recursion), and nothing is written: the NUL character (U+0000), which
+// PostgreSQL can't keep in text or jsonb, and JSON nested past 32 levels.
 let service: TestService;
 let admin: string;
 beforeAll(async () => {
@@ -73,5 +74,22 @@ describe('the NUL character in a request', () => {
     expect(response.status).toBe(400);
     expect(response.headers.get('content-type')).toContain('text/html');
     expect(await response.text()).toContain('Error code: invalid_request');
+  });
+
+  it('a JSON body nested past 32 levels: 400 naming where, whatever the depth', async () => {
+    for (const body of [
+      '['.repeat(30_000) + ']'.repeat(30_000),
+      '{"a":'.repeat(10_000) + '1' + '}'.repeat(10_000),
+    ]) {
+      const response = await fetch(service.url('/api/v2/identity/auth/flow/start'), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
+      expect(response.status).toBe(400);
+      const { details } = (await response.json()) as { details: { path: string; message: string }[] };
+      expect(details[0]!.message).toBe('must not nest deeper than 32 levels');
+      expect(details[0]!.path.split('.')).toHaveLength(32);
+    }
   });
 });

@@ -1,0 +1,60 @@
+import type { Middleware } from 'koa';
+
+/**
+ * Input the database can't store, refused at the edge with 400 in the endpoint's own error shape
+ * rather than a 500 from a failed statement.
+ *
+ * PostgreSQL cannot store the NUL character (U+0000) in text or jsonb. No field of this service (nor
+ * any OAuth parameter: RFC 6749 Appendix A allows printable characters only) has a use for it. The
+ * error's status and `expose` make every error answer read it as a client's `invalid_request`.
+ */
+export class NulCharacterRefused extends Error {
+  override name = 'NulCharacterRefused';
+  readonly status = 400;
+  readonly expose = true;
+
+  constructor(where: string) {
+    super(`${where} must not contain the NUL character (U+0000).`);
+  }
+}
+
+/** Every request: a NUL in its path or query (percent-encoded: a URL carries no raw control bytes). */
+export const refuseNulInUrl: Middleware = (ctx, next) => {
+  if (ctx.url.includes('%00')) throw new NulCharacterRefused('The URL');
+  return next();
+};
+
+/**
+ * Nesting deeper than this is refused too: no body of ours nests past a few levels, and walking a
+ * deeper one (here, in zod, in JSON.stringify before jsonb) recurses as deep as 64 kB of brackets go.
+ */
+export const maxJsonDepth = 32;
+
+/** What a JSON API body can't carry: a NUL in a key or value, or nesting past `maxJsonDepth`. */
+export interface JsonBodyProblem {
+  /** Dotted, as zod's issue paths are reported. */
+  path: string;
+  message: string;
+}
+
+const nulMessage = 'must not contain the NUL character (U+0000)';
+
+/** The first problem found in a parsed JSON body; a loop, not recursion, whatever the depth. */
+export function jsonBodyProblem(body: unknown): JsonBodyProblem | undefined {
+  const pending: { value: unknown; path: string; depth: number }[] = [{ value: body, path: '', depth: 0 }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const { value, path, depth } = next;
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) return { path, message: nulMessage };
+      continue;
+    }
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth === maxJsonDepth) return { path, message: `must not nest deeper than ${maxJsonDepth} levels` };
+    for (const [key, item] of Object.entries(value)) {
+      const itemPath = path ? `${path}.${key}` : key;
+      if (key.includes('\u0000')) return { path: itemPath, message: nulMessage };
+      pending.push({ value: item, path: itemPath, depth: depth + 1 });
+    }
+  }
+  return undefined;
+}
