@@ -1,4 +1,5 @@
 import { createHttpServer } from './http/http-server.js';
+import { issuerPath } from './http/base-path.js';
 import { claimDataDirectory, DataDirectoryInUse, type ControlChannel } from './cli/control-channel.js';
 import { runCommand } from './cli/run-command.js';
 import { systemClock } from './clock.js';
@@ -61,7 +62,7 @@ export async function runService(config: MainConfig, logger: Logger, workerIndex
   // The CLI reaches the embedded database through this process while it runs.
   channel?.serve((argv) => runCommand(argv, async () => ({ db: database.db, clock: systemClock })));
 
-  const server = createHttpServer(service.app.callback());
+  const server = createHttpServer(service.app.callback(), issuerPath(config.issuer));
   try {
     await listen(server, config.port, config.host);
   } catch (error) {

@@ -13,8 +13,7 @@ import { startEventRuntime, type EventRuntime } from './events/event-runtime.js'
 import { assetRoutes } from './http/assets.js';
 import { errorPageAnswer, jsonErrorAnswer, uncaughtErrors } from './http/error-handler.js';
 import { jsonNotFound } from './http/json-api.js';
-import { refuseNulInUrl } from './http/storable-input.js';
-import { answerUnanswered } from './http/unanswered-requests.js';
+import { isJsonApiPath } from './http/json-api-paths.js';
 import { issuerPath } from './http/base-path.js';
 import { ownPaths } from './http/own-paths.js';
 import { shareRequestStorage } from './http/request-context.js';
@@ -53,8 +52,7 @@ import { createOperations } from './operations/operations.js';
 import type { ServiceMetrics } from './operations/service-metrics.js';
 import type { TokenVerification } from './tokens/principal.js';
 
-/** Where errors are JSON: our APIs ({ error, message }) and the OAuth endpoints called by programs. */
-const jsonApiPrefixes = ['/api/', '/oauth/clients/', '/oauth/consents/', '/oauth/sso/'];
+/** Where errors are RFC 6749 JSON: the OAuth endpoints called by programs. */
 const oauthJsonPaths = new Set<string>([
   oauthRoutes.token,
   oauthRoutes.introspection,
@@ -242,7 +240,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     page: errorPageAnswer(logger),
   };
   const errorAnswerFor = (ctx: Context) =>
-    jsonApiPrefixes.some((prefix) => ctx.path.startsWith(prefix))
+    isJsonApiPath(ctx.path)
       ? errorAnswers.api
       : oauthJsonPaths.has(ctx.path)
         ? errorAnswers.oauth
@@ -259,12 +257,9 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
       securityHeaders: securityHeaders({ https: new URL(config.issuer).protocol === 'https:' }),
       answerUncaught: uncaughtErrors(errorAnswerFor),
       recordAnswer: operations.recordAnswer,
+      methodsByPath: oidc.engineMethods,
     }),
   );
-  // What no route answered: 404, or 405 with Allow, in the endpoint's shape (unanswered-requests.ts).
-  own.use(answerUnanswered(errorAnswerFor, oidc.engineMethods));
-  // A NUL in the URL: refused before any route or lookup sees it (http/storable-input.ts).
-  own.use(refuseNulInUrl);
   // Before anything else of the OAuth endpoints (our own introspection included).
   own.use(oidc.clientRateLimiting(rateLimits));
   // The engine last: everything our routes do not answer (authorize, token, revocation, discovery...).

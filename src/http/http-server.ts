@@ -1,20 +1,28 @@
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
+import { isJsonApiPath } from './json-api-paths.js';
+import { maxRequestHeadBytes } from './request-head.js';
 
 /**
- * The service's HTTP server: Node's, with two settings of ours.
+ * The service's HTTP server: Node's, with settings of ours.
  *
  * - Kept-alive connections idle for 65 s: longer than any client's idle timeout (undici's is 4 s), so
  *   a client never reuses a connection the server is closing at that moment (ECONNRESET under load).
- * - Requests Node's parser refuses before the app sees them (a request line or headers over its 16 KB
- *   limit, bytes that are not HTTP/1.1) get a JSON error body instead of Node's empty one. The path is
- *   not known at that point, so the body carries both documented shapes' fields: `error` and
- *   `error_description` (RFC 6749 §5.2, the OAuth endpoints) and `message` (our JSON APIs).
+ * - Node's parser takes a request line and headers of up to 64 KB, four times the service's limit, so
+ *   that a request over the limit reaches the request envelope and is refused there with 431 in its
+ *   endpoint's shape (request-head.ts).
+ * - Requests the parser itself refuses (over 64 KB, bytes that are not HTTP/1.1) get a JSON error
+ *   instead of Node's empty answer: our JSON API's `{ error, message }` under its paths, RFC 6749's
+ *   `{ error, error_description }` elsewhere (authorize is where long URLs come from).
+ *
+ * `basePath` is the issuer's path ('' or '/idp'), under which the service's paths are.
  */
-export function createHttpServer(listener: http.RequestListener): http.Server {
-  const server = http.createServer(listener);
+export function createHttpServer(listener: http.RequestListener, basePath = ''): http.Server {
+  const server = http.createServer({ maxHeaderSize: 4 * maxRequestHeadBytes }, listener);
   server.keepAliveTimeout = 65_000;
-  server.on('clientError', answerUnparsableRequest);
+  server.on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) =>
+    answerUnparsableRequest(error, socket, basePath),
+  );
   return server;
 }
 
@@ -22,18 +30,22 @@ const refusals: Record<string, { status: number; error: string; description: str
   HPE_HEADER_OVERFLOW: {
     status: 431,
     error: 'request_header_fields_too_large',
-    description: 'the request line and headers must not exceed 16 KB together',
+    description: 'The request line and headers must not exceed 16 KB together.',
   },
   ERR_HTTP_REQUEST_TIMEOUT: {
     status: 408,
     error: 'request_timeout',
-    description: 'the request did not arrive in time',
+    description: 'The request did not arrive in time.',
   },
 };
 
-const notHttp = { status: 400, error: 'invalid_request', description: 'the request is not valid HTTP/1.1' };
+const notHttp = { status: 400, error: 'invalid_request', description: 'The request is not valid HTTP/1.1.' };
 
-function answerUnparsableRequest(error: NodeJS.ErrnoException, socket: Duplex): void {
+function answerUnparsableRequest(
+  error: NodeJS.ErrnoException & { rawPacket?: Buffer },
+  socket: Duplex,
+  basePath: string,
+): void {
   // As Node's own answer: never on a reset connection, nor into a response already being sent
   // (a refused request pipelined behind one in flight).
   const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
@@ -42,11 +54,14 @@ function answerUnparsableRequest(error: NodeJS.ErrnoException, socket: Duplex): 
     return;
   }
   const refusal = refusals[error.code ?? ''] ?? notHttp;
-  const body = JSON.stringify({
-    error: refusal.error,
-    error_description: refusal.description,
-    message: refusal.description,
-  });
+  // The path, when the bytes the parser was reading begin with the request line.
+  const path = /^[A-Z]+ (\/[^ ?]*)/.exec(error.rawPacket?.subarray(0, 2048).toString('latin1') ?? '')?.[1];
+  const json = path?.startsWith(basePath) && isJsonApiPath(path.slice(basePath.length));
+  const body = JSON.stringify(
+    json
+      ? { error: refusal.error, message: refusal.description }
+      : { error: refusal.error, error_description: refusal.description },
+  );
   socket.end(
     `HTTP/1.1 ${refusal.status} ${http.STATUS_CODES[refusal.status]}\r\n` +
       'Content-Type: application/json; charset=utf-8\r\n' +

@@ -1,5 +1,3 @@
-import type { Middleware } from 'koa';
-
 /**
  * Input the database can't store, refused at the edge with 400 in the endpoint's own error shape
  * rather than a 500 from a failed statement.
@@ -17,12 +15,6 @@ export class NulCharacterRefused extends Error {
     super(`${where} must not contain the NUL character (U+0000).`);
   }
 }
-
-/** Every request: a NUL in its path or query (percent-encoded: a URL carries no raw control bytes). */
-export const refuseNulInUrl: Middleware = (ctx, next) => {
-  if (ctx.url.includes('%00')) throw new NulCharacterRefused('The URL');
-  return next();
-};
 
 /**
  * Nesting deeper than this is refused too: no body of ours nests past a few levels, and walking a

@@ -2,8 +2,9 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/test-service.js';
 
-// Requests Node's HTTP parser refuses before the service sees them: the answer still carries a JSON
-// error body that both documented shapes can read (docs/security.md, "Request size limits").
+// A request line and headers over 16 KB get 431 in the endpoint's own error shape; what Node's parser
+// refuses itself (over 64 KB, bytes that are not HTTP) still gets a JSON error body, never an empty one
+// (docs/security.md, "Answers under failure").
 let service: TestService;
 beforeAll(async () => {
   service = await startTestService();
@@ -26,45 +27,62 @@ function sendRaw(bytes: string): Promise<{ status: number; headers: string; body
   });
 }
 
-describe('requests refused by the HTTP parser', () => {
-  it('answers an authorize URL over 16 KB with 431 and a JSON error body', async () => {
-    const response = await fetch(
-      service.url(`/oauth/authorize?client_id=app&response_type=code&state=${'s'.repeat(20_000)}`),
-    );
+const longAuthorizeUrl = (stateLength: number) =>
+  service.url(`/oauth/authorize?client_id=app&response_type=code&state=${'s'.repeat(stateLength)}`);
+
+describe('a request line and headers over 16 KB', () => {
+  it('at authorize (a browser’s URL): 431 with the error page', async () => {
+    const response = await fetch(longAuthorizeUrl(20_000));
     expect(response.status).toBe(431);
-    expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
-    expect(response.headers.get('cache-control')).toBe('no-store');
-    const body = (await response.json()) as Record<string, unknown>;
-    expect(body).toEqual({
-      error: 'request_header_fields_too_large',
-      error_description: expect.stringContaining('16 KB'),
-      message: expect.stringContaining('16 KB'),
+    expect(response.headers.get('content-type')).toContain('text/html');
+    expect(await response.text()).toContain('Error code: request_header_fields_too_large');
+  });
+
+  it('at the token endpoint: 431 with RFC 6749 JSON', async () => {
+    const response = await fetch(service.url('/oauth/token'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-filler': 'f'.repeat(17_000) },
+      body: 'grant_type=client_credentials',
+    });
+    expect(response.status).toBe(431);
+    expect(await response.json()).toMatchObject({
+      error: 'invalid_request',
+      error_description: 'The request line and headers must not exceed 16 KB together.',
     });
   });
 
-  it('answers an oversized header on a JSON API route the same way', async () => {
+  it('on a JSON API: 431 with its error body', async () => {
     const response = await fetch(service.url('/api/v2/identity/auth/flow/start'), {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-filler': 'f'.repeat(17_000) },
       body: '{}',
     });
     expect(response.status).toBe(431);
-    expect(((await response.json()) as { error: string }).error).toBe('request_header_fields_too_large');
+    expect(await response.json()).toMatchObject({
+      error: 'request_header_fields_too_large',
+      message: 'The request line and headers must not exceed 16 KB together.',
+    });
+  });
+});
+
+describe('requests Node’s parser refuses', () => {
+  it('over 64 KB: 431 with RFC 6749 JSON (authorize is where such URLs come from)', async () => {
+    const authorize = await fetch(longAuthorizeUrl(70_000));
+    expect(authorize.status).toBe(431);
+    expect(await authorize.json()).toEqual({
+      error: 'request_header_fields_too_large',
+      error_description: 'The request line and headers must not exceed 16 KB together.',
+    });
   });
 
-  it('answers bytes that are not HTTP with 400 invalid_request', async () => {
+  it('bytes that are not HTTP: 400 invalid_request, and the service keeps serving', async () => {
     const answer = await sendRaw('HELLO THERE\r\n\r\n');
     expect(answer.status).toBe(400);
     expect(answer.headers).toContain('content-type: application/json');
     expect(JSON.parse(answer.body)).toEqual({
       error: 'invalid_request',
-      error_description: 'the request is not valid HTTP/1.1',
-      message: 'the request is not valid HTTP/1.1',
+      error_description: 'The request is not valid HTTP/1.1.',
     });
-  });
-
-  it('keeps serving: a request after the refusals gets its normal answer', async () => {
-    await sendRaw(`GET /${'x'.repeat(20_000)} HTTP/1.1\r\nHost: a\r\n\r\n`);
     const response = await fetch(service.url('/.well-known/openid-configuration'));
     expect(response.status).toBe(200);
   });

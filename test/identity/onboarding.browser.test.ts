@@ -254,7 +254,7 @@ describe('onboarding after registration, in a real browser', { timeout: 120_000 
       // No keyboard types it; a script can, and the form sends it as %00.
       await page
         .getByLabel('Last name')
-        .evaluate((input) => ((input as HTMLInputElement).value = 'Love\u0000lace'));
+        .evaluate((input) => ((input as { value: string }).value = 'Love\u0000lace'));
       const answer = page.waitForResponse((response) => response.request().method() === 'POST');
       await press(page, 'Continue');
       expect((await answer).status()).toBe(400);

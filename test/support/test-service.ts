@@ -69,7 +69,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     response.end();
   };
   // The server src/run-service.ts runs the service on.
-  const server = createHttpServer((request, response) => handler(request, response));
+  const server = createHttpServer((request, response) => handler(request, response), options.issuerPath);
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const issuer = `http://127.0.0.1:${port}${options.issuerPath ?? ''}`;
