@@ -1,8 +1,9 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../support/browser.js';
-import { callbackUri, createTestClient, createTestUser } from '../support/fixtures.js';
-import { buildAuthorizationRequest, discover, oidc } from '../support/relying-party.js';
+import { signInInChromium } from '../support/chromium-sign-in.js';
+
+import { buildAuthorizationRequest, oidc } from '../support/relying-party.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 // In Debian's chromium (this file runs where chromium is installed; CI installs it).
@@ -42,30 +43,11 @@ describe('RP-initiated logout in a real browser', () => {
     return context.newPage();
   }
 
-  async function signInInBrowser(page: Page) {
-    const { db } = service.service;
-    const user = await createTestUser(db);
-    const { client } = await createTestClient(db, { postLogoutRedirectUris: [signedOutUri] });
-    const config = await discover(service.issuer, client.clientId);
-    const request = await buildAuthorizationRequest(config);
-    await page.goto(request.url.toString());
-    await page.fill('#identifier', user.email!);
-    await page.click('button[type=submit]');
-    await page.fill('#password', user.password);
-    await page.click('button[type=submit]');
-    await page.click('button[value=allow]');
-    await page.waitForURL(`${callbackUri}?**`);
-    const tokens = await oidc.authorizationCodeGrant(config, new URL(page.url()), {
-      pkceCodeVerifier: request.codeVerifier,
-      expectedState: request.state,
-      expectedNonce: request.nonce,
-    });
-    return { user, client, config, tokens };
-  }
-
   it('shows a spinner on /en/auth/single-logout, continues by itself and lands on the post-logout URI with the state', async () => {
     const page = await relyingPartyPage();
-    const { user, client, config, tokens } = await signInInBrowser(page);
+    const { user, client, config, tokens } = await signInInChromium(service, page, {
+      postLogoutRedirectUris: [signedOutUri],
+    });
     const visited: string[] = [];
     page.on('framenavigated', (frame) => visited.push(frame.url()));
     const logoutUrl = oidc.buildEndSessionUrl(config, {
@@ -87,7 +69,7 @@ describe('RP-initiated logout in a real browser', () => {
 
   it('asks the user to confirm when the request carries no id_token_hint', async () => {
     const page = await relyingPartyPage();
-    const { client } = await signInInBrowser(page);
+    const { client } = await signInInChromium(service, page, { postLogoutRedirectUris: [signedOutUri] });
     await page.goto(
       endSessionUrl({ client_id: client.clientId, post_logout_redirect_uri: signedOutUri, state: 's' }),
     );

@@ -1,8 +1,9 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../support/browser.js';
-import { callbackUri, createTestClient, createTestUser } from '../support/fixtures.js';
-import { buildAuthorizationRequest, discover, oidc } from '../support/relying-party.js';
+import { signInInChromium } from '../support/chromium-sign-in.js';
+import { callbackUri } from '../support/fixtures.js';
+import { buildAuthorizationRequest, oidc } from '../support/relying-party.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 // Authorization and logout requests sent by POST (OpenID Connect Core §3.1.2.1, RP-Initiated Logout
@@ -43,32 +44,13 @@ async function relyingPartyPage(pages: Map<string, string>): Promise<Page> {
   return context.newPage();
 }
 
-async function signIn(page: Page) {
-  const { db } = service.service;
-  const user = await createTestUser(db);
-  const { client } = await createTestClient(db, { postLogoutRedirectUris: [signedOutUri] });
-  const config = await discover(service.issuer, client.clientId);
-  const request = await buildAuthorizationRequest(config);
-  await page.goto(request.url.toString());
-  await page.fill('#identifier', user.email!);
-  await page.click('button[type=submit]');
-  await page.fill('#password', user.password);
-  await page.click('button[type=submit]');
-  await page.click('button[value=allow]');
-  await page.waitForURL(`${callbackUri}?**`);
-  const tokens = await oidc.authorizationCodeGrant(config, new URL(page.url()), {
-    pkceCodeVerifier: request.codeVerifier,
-    expectedState: request.state,
-    expectedNonce: request.nonce,
-  });
-  return { user, client, config, tokens };
-}
-
 describe('requests sent by POST from the relying party’s site', () => {
   it('an authorization request by POST sees the signed-in user: prompt=none gets a code', async () => {
     const pages = new Map<string, string>();
     const page = await relyingPartyPage(pages);
-    const { user, config } = await signIn(page);
+    const { user, config } = await signInInChromium(service, page, {
+      postLogoutRedirectUris: [signedOutUri],
+    });
 
     const request = await buildAuthorizationRequest(config, { prompt: 'none' });
     const endpoint = `${request.url.origin}${request.url.pathname}`;
@@ -89,7 +71,9 @@ describe('requests sent by POST from the relying party’s site', () => {
   it('a logout request by POST ends the session and returns to the post-logout URI', async () => {
     const pages = new Map<string, string>();
     const page = await relyingPartyPage(pages);
-    const { user, client, config, tokens } = await signIn(page);
+    const { user, client, config, tokens } = await signInInChromium(service, page, {
+      postLogoutRedirectUris: [signedOutUri],
+    });
 
     const logout = oidc.buildEndSessionUrl(config, {
       id_token_hint: tokens.id_token!,
@@ -107,6 +91,10 @@ describe('requests sent by POST from the relying party’s site', () => {
       .whereNull('revoked_at');
     // Revoked by the logout of a verified id_token_hint (actions/end-session.ts), as by GET.
     expect(refreshTokens).toHaveLength(0);
+    // The provider's session is over: the next authorize asks for a login again.
+    const again = await buildAuthorizationRequest(config);
+    await page.goto(again.url.toString());
+    await page.locator('#identifier').waitFor({ state: 'visible' });
   });
 
   it('a repeated parameter in the form is refused with the error page, as in a query', async () => {
