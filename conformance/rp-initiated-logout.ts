@@ -47,6 +47,25 @@ async function expectSignedOut(context: ConformanceContext, browser: PageBrowser
   check(error === 'login_required', `after the logout, prompt=none answered ${error ?? page.url}`);
 }
 
+/**
+ * A logout with the session's own id_token_hint and the registered post-logout URI (plus `extra`):
+ * the browser must land on that URI with the session over. Returns where it landed.
+ */
+async function logOutBackToClient(context: ConformanceContext, extra: Record<string, string> = {}) {
+  const { browser, tokens } = await signedInWithTokens(context);
+  const page = await endSession(context, browser, {
+    id_token_hint: tokens.id_token!,
+    post_logout_redirect_uri: postLogoutUri(context),
+    ...extra,
+  });
+  check(
+    page.url.startsWith(postLogoutUri(context)),
+    `ended on ${page.url}, not the post_logout_redirect_uri`,
+  );
+  await expectSignedOut(context, browser);
+  return new URL(page.url);
+}
+
 async function expectStillSignedIn(context: ConformanceContext, browser: PageBrowser): Promise<void> {
   const again = await context.authorize({ prompt: 'none' }, browser);
   check(again.pagesShown.length === 0, 'the session ended');
@@ -70,18 +89,8 @@ export const rpInitiatedLogoutModules: ConformanceModule[] = [
     id: 'oidcc-rp-initiated-logout',
     plan: 'RP-Initiated Logout',
     async run(context) {
-      const { browser, tokens } = await signedInWithTokens(context);
-      const page = await endSession(context, browser, {
-        id_token_hint: tokens.id_token!,
-        post_logout_redirect_uri: postLogoutUri(context),
-        state: 'conformance-state',
-      });
-      check(
-        page.url.startsWith(postLogoutUri(context)),
-        `ended on ${page.url}, not the post_logout_redirect_uri`,
-      );
-      check(new URL(page.url).searchParams.get('state') === 'conformance-state', 'state not returned');
-      await expectSignedOut(context, browser);
+      const landed = await logOutBackToClient(context, { state: 'conformance-state' });
+      check(landed.searchParams.get('state') === 'conformance-state', 'state not returned');
     },
   },
   {
@@ -132,17 +141,8 @@ export const rpInitiatedLogoutModules: ConformanceModule[] = [
     id: 'oidcc-rp-initiated-logout-no-state',
     plan: 'RP-Initiated Logout',
     async run(context) {
-      const { browser, tokens } = await signedInWithTokens(context);
-      const page = await endSession(context, browser, {
-        id_token_hint: tokens.id_token!,
-        post_logout_redirect_uri: postLogoutUri(context),
-      });
-      check(
-        page.url.startsWith(postLogoutUri(context)),
-        `ended on ${page.url}, not the post_logout_redirect_uri`,
-      );
-      check(!new URL(page.url).searchParams.has('state'), 'a state nobody sent was added');
-      await expectSignedOut(context, browser);
+      const landed = await logOutBackToClient(context);
+      check(!landed.searchParams.has('state'), 'a state nobody sent was added');
     },
   },
   {

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { isJsonApiPath } from './json-api-paths.js';
-import { maxRequestHeadBytes } from './request-head.js';
+import { maxRequestHeadBytes, requestHeadTooLargeMessage } from './request-head.js';
 
 /**
  * The service's HTTP server: Node's, with settings of ours.
@@ -30,7 +30,7 @@ const refusals: Record<string, { status: number; error: string; description: str
   HPE_HEADER_OVERFLOW: {
     status: 431,
     error: 'request_header_fields_too_large',
-    description: 'The request line and headers must not exceed 16 KB together.',
+    description: requestHeadTooLargeMessage,
   },
   ERR_HTTP_REQUEST_TIMEOUT: {
     status: 408,

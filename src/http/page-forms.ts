@@ -1,6 +1,6 @@
 import { bodyParser } from '@koa/bodyparser';
 import type { Middleware } from 'koa';
-import { jsonBodyProblem, NulCharacterRefused } from './storable-input.js';
+import { jsonBodyProblem, nulCharacterRefused } from './storable-input.js';
 
 /**
  * The form body of a page's POST (the sign-in steps, consent, onboarding, password reset, account
@@ -11,7 +11,7 @@ export function pageForms(limit: string): Middleware {
   const parse = bodyParser({ enableTypes: ['form'], formLimit: limit });
   return (ctx, next) =>
     parse(ctx, () => {
-      if (jsonBodyProblem(ctx.request.body)) throw new NulCharacterRefused('The form');
+      if (jsonBodyProblem(ctx.request.body)) throw nulCharacterRefused('The form');
       return next();
     });
 }

@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 import { ApiError } from './api-error.js';
-import { NulCharacterRefused } from './storable-input.js';
+import { nulCharacterRefused } from './storable-input.js';
 
 /**
  * The most a request line and its headers may take together. Node's parser is given more (64 KB,
@@ -10,6 +10,8 @@ import { NulCharacterRefused } from './storable-input.js';
  */
 export const maxRequestHeadBytes = 16 * 1024;
 
+export const requestHeadTooLargeMessage = 'The request line and headers must not exceed 16 KB together.';
+
 /** Before any route: the request line and headers within their limit, and no NUL in the URL. */
 export function checkRequestHead(ctx: Context): void {
   const { req } = ctx;
@@ -18,11 +20,7 @@ export function checkRequestHead(ctx: Context): void {
   const raw = req.rawHeaders;
   for (let index = 0; index < raw.length; index += 2) size += raw[index]!.length + raw[index + 1]!.length + 4;
   if (size > maxRequestHeadBytes) {
-    throw new ApiError(
-      431,
-      'request_header_fields_too_large',
-      'The request line and headers must not exceed 16 KB together.',
-    );
+    throw new ApiError(431, 'request_header_fields_too_large', requestHeadTooLargeMessage);
   }
-  if (req.url!.includes('%00')) throw new NulCharacterRefused('The URL');
+  if (req.url!.includes('%00')) throw nulCharacterRefused('The URL');
 }

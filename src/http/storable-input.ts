@@ -1,20 +1,15 @@
+import { ApiError } from './api-error.js';
+
 /**
  * Input the database can't store, refused at the edge with 400 in the endpoint's own error shape
  * rather than a 500 from a failed statement.
  *
  * PostgreSQL cannot store the NUL character (U+0000) in text or jsonb. No field of this service (nor
- * any OAuth parameter: RFC 6749 Appendix A allows printable characters only) has a use for it. The
- * error's status and `expose` make every error answer read it as a client's `invalid_request`.
+ * any OAuth parameter: RFC 6749 Appendix A allows printable characters only) has a use for it. Every
+ * error answer reads the ApiError as a client's `invalid_request` (OAuth's too: oauth-error.ts).
  */
-export class NulCharacterRefused extends Error {
-  override name = 'NulCharacterRefused';
-  readonly status = 400;
-  readonly expose = true;
-
-  constructor(where: string) {
-    super(`${where} must not contain the NUL character (U+0000).`);
-  }
-}
+export const nulCharacterRefused = (where: string) =>
+  new ApiError(400, 'invalid_request', `${where} must not contain the NUL character (U+0000).`);
 
 /**
  * Nesting deeper than this is refused too: no body of ours nests past a few levels, and walking a
