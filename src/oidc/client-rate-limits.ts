@@ -70,10 +70,11 @@ export type RefreshTokenReadAhead = (
  * reaches a lookup or a counter. Which budget a request draws from:
  *
  * - the client's own (spec, per client_id) when the request proves it comes from the client: its
- *   secret (token, introspect, revoke), a registered redirect_uri (authorize), a live refresh token
- *   of the client (a public client's refresh_token grant: read here, ahead of the engine, which then
- *   takes the same read), or a token the engine issues to a public client (code + PKCE verifier:
- *   counted once issued);
+ *   secret (token, introspect, revoke), a live refresh token of the client (a public client's
+ *   refresh_token grant: read here, ahead of the engine, which then takes the same read), or a token
+ *   the engine issues to a public client (code + PKCE verifier: counted once issued);
+ * - at authorize, with a registered redirect_uri: the client's budget per address (see
+ *   `clientBudgetKey`);
  * - otherwise the same budget per client_id and IP, or per IP when no known client is named.
  *
  * The budgets live in the shared database store, so all nodes draw from them. Exceeding answers 429
@@ -143,7 +144,7 @@ export function clientRateLimiting(deps: {
       !proven && client !== undefined && endpoint === 'token' && client.clientAuthMethod === 'none';
     try {
       if (proven) {
-        await rateLimits.consume(clientRateLimits[endpoint], client.clientId);
+        await rateLimits.consume(clientRateLimits[endpoint], clientBudgetKey(endpoint, client, ip));
       } else {
         await Promise.all([
           rateLimits.consume(unprovenRequestLimits[endpoint], unprovenKey(client, ip)),
@@ -160,7 +161,7 @@ export function clientRateLimiting(deps: {
         );
       }
       const who =
-        error.rule === clientRateLimits[endpoint]
+        error.rule === clientRateLimits[endpoint] && endpoint !== 'authorize'
           ? 'this client'
           : client
             ? 'this client from this address'
@@ -217,6 +218,17 @@ function provesClient(ctx: Context, endpoint: Endpoint, client: Client, secret: 
     return redirectUri !== undefined && client.redirectUriAllowed(redirectUri);
   }
   return clientSecretIsCorrect(client, secret);
+}
+
+/**
+ * Whose budget a proven request spends. At token, introspect and revoke the secret (or a live token)
+ * makes the client the caller: the client's own budget. At authorize the caller is a user's browser, and
+ * a registered redirect URI proves only that the request names the client correctly: the URI is public
+ * (every authorize URL carries it). Counted per client alone, anyone could spend a client's 30 a minute
+ * and lock all its users out, so each address has the client's budget of its own.
+ */
+function clientBudgetKey(endpoint: Endpoint, client: Client, ip: string): string {
+  return endpoint === 'authorize' ? unprovenKey(client, ip) : client.clientId;
 }
 
 function unprovenKey(client: Client | undefined, ip: string): string {

@@ -230,6 +230,29 @@ describe("a client's budget is spent only by requests that prove they are the cl
     expect(user.status).toBe(303);
   });
 
+  it('authorize: the registered redirect_uri is public, so one address spends only its own budget', async () => {
+    const { client } = await createTestClient(nodeA.service.db);
+    const attacker = uniqueIp();
+    const statuses: number[] = [];
+    for (let index = 0; index < 32; index++) {
+      const response = await fetch(authorizeUrl(index % 2 ? nodeA : nodeB, client.clientId), {
+        redirect: 'manual',
+        headers: { 'x-forwarded-for': attacker },
+      });
+      statuses.push(response.status);
+    }
+    expect(count(statuses, 303)).toBe(30);
+    expect(statuses.slice(30)).toEqual([429, 429]);
+    // Every other user of the client, on either node, still gets the sign-in page.
+    for (const node of [nodeA, nodeB]) {
+      const user = await fetch(authorizeUrl(node, client.clientId), {
+        redirect: 'manual',
+        headers: { 'x-forwarded-for': uniqueIp() },
+      });
+      expect(user.status).toBe(303);
+    }
+  });
+
   it('token, public client: failed requests count per address; issued tokens count for the client', async () => {
     const { client, config, tokens } = await userWithTokens(nodeA);
     const attacker = uniqueIp();
