@@ -2,6 +2,7 @@ import type { Client, Provider } from 'oidc-provider';
 import type { Clock } from '../clock.js';
 import type { Queryable } from '../db/database.js';
 import type { Logger } from '../logger.js';
+import { isValidClientId } from './client-authentication.js';
 import { clientRowVersion, onClientChange } from './models/oauth-client.js';
 
 /** The bound for what the change feed can't see (a row deleted by hand). */
@@ -52,7 +53,9 @@ export function installClientCache(
   const find = Clients.find.bind(Clients);
   const cache = new Map<string, CachedClient>();
   Clients.find = (id: string) => {
-    if (typeof id !== 'string' || id === '') return find(id);
+    // No client has such an id (client-authentication.ts), and remembering one would let a stranger
+    // fill the cache with long ids until the heap runs out: 20,000 entries bound their number only.
+    if (typeof id !== 'string' || !isValidClientId(id)) return Promise.resolve(undefined);
     const cached = cache.get(id);
     if (cached && cached.until > clock.now().getTime()) {
       return cached.loading ?? Promise.resolve(cached.client);

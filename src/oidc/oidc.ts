@@ -29,6 +29,7 @@ import { ssoOtcRoutes } from './actions/sso-otc.js';
 import { userinfoRoutes } from './actions/userinfo.js';
 import { clientRateLimiting } from './client-rate-limits.js';
 import { engineAnswerCorrections } from './engine-answer-corrections.js';
+import { isEnginePath } from './engine-paths.js';
 import { singleLogoutPageRoutes } from './logout-pages.js';
 import { oauthTokenStanding } from './oauth-token-standing.js';
 import { createOidcProvider, oauthRoutes } from './provider.js';
@@ -118,7 +119,9 @@ export async function createOidc(deps: OidcDeps): Promise<Oidc> {
     oauthTokens: oauthTokenStanding(provider, revokedGrants),
     clock,
   };
-  const engine = compose([engineAnswerCorrections(provider), ...provider.middleware]);
+  // Only the engine's own spellings of its paths reach it (engine-paths.ts).
+  const engineAtItsPaths: Middleware = (ctx, next) => (isEnginePath(ctx.path) ? next() : undefined);
+  const engine = compose([engineAtItsPaths, engineAnswerCorrections(provider), ...provider.middleware]);
 
   return {
     provider,
