@@ -17,7 +17,11 @@ export const nulCharacterRefused = (where: string) =>
  */
 export const maxJsonDepth = 32;
 
-/** What a JSON API body can't carry: a NUL in a key or value, or nesting past `maxJsonDepth`. */
+/**
+ * What a JSON API body can't carry: a NUL or a lone UTF-16 surrogate in a key or value, or nesting
+ * past `maxJsonDepth`. A lone surrogate (`"\ud800"`, valid JSON) is no character at all: jsonb refuses
+ * it, and a text column would turn it into U+FFFD behind the sender's back.
+ */
 export interface JsonBodyProblem {
   /** Dotted, as zod's issue paths are reported. */
   path: string;
@@ -25,6 +29,14 @@ export interface JsonBodyProblem {
 }
 
 const nulMessage = 'must not contain the NUL character (U+0000)';
+const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const loneSurrogateMessage = 'must be well-formed Unicode (a lone UTF-16 surrogate is not a character)';
+
+/** Why a key or string value can't be stored, if it can't. */
+function unstorableText(text: string): string | undefined {
+  if (text.includes('\u0000')) return nulMessage;
+  return loneSurrogate.test(text) ? loneSurrogateMessage : undefined;
+}
 
 /** The first problem found in a parsed JSON body; a loop, not recursion, whatever the depth. */
 export function jsonBodyProblem(body: unknown): JsonBodyProblem | undefined {
@@ -32,14 +44,16 @@ export function jsonBodyProblem(body: unknown): JsonBodyProblem | undefined {
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
     const { value, path, depth } = next;
     if (typeof value === 'string') {
-      if (value.includes('\u0000')) return { path, message: nulMessage };
+      const message = unstorableText(value);
+      if (message) return { path, message };
       continue;
     }
     if (typeof value !== 'object' || value === null) continue;
     if (depth === maxJsonDepth) return { path, message: `must not nest deeper than ${maxJsonDepth} levels` };
     for (const [key, item] of Object.entries(value)) {
       const itemPath = path ? `${path}.${key}` : key;
-      if (key.includes('\u0000')) return { path: itemPath, message: nulMessage };
+      const message = unstorableText(key);
+      if (message) return { path: itemPath, message };
       pending.push({ value: item, path: itemPath, depth: depth + 1 });
     }
   }

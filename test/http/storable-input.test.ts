@@ -15,6 +15,39 @@ afterAll(() => service?.close());
 
 const json = () => ({ 'content-type': 'application/json', authorization: `Bearer ${admin}` });
 
+describe('a lone UTF-16 surrogate in a JSON body (valid JSON, no character)', () => {
+  it('in a value or a key: 400 naming it, and nothing written', async () => {
+    // The JSON escape written out, as a client sends it.
+    const bodies = [
+      ['{"key":"lone_high","title":{"en":"Alge\\ud800bra"}}', 'title.en'],
+      ['{"key":"lone_low","title":{"en":"Algebra","x\\udc00":"y"}}', 'title.x\udc00'],
+    ] as const;
+    for (const [body, path] of bodies) {
+      const response = await fetch(service.url('/api/v2/platform/reference/subjects'), {
+        method: 'POST',
+        headers: json(),
+        body,
+      });
+      expect(response.status, body).toBe(400);
+      expect(await response.json()).toMatchObject({
+        error: 'invalid_request',
+        details: [{ path, message: expect.stringContaining('well-formed Unicode') }],
+      });
+    }
+    const rows = await service.service.db('reference_data_entries').whereIn('key', ['lone_high', 'lone_low']);
+    expect(rows).toHaveLength(0);
+  });
+
+  it('a surrogate pair (an emoji) is a character like any other', async () => {
+    const response = await fetch(service.url('/api/v2/platform/reference/subjects'), {
+      method: 'POST',
+      headers: json(),
+      body: JSON.stringify({ key: 'emoji_title', title: { en: 'Algebra \u{1F4D0}' } }),
+    });
+    expect(response.status).toBe(201);
+  });
+});
+
 describe('the NUL character in a request', () => {
   it('in a JSON body: 400 naming the field, and nothing written', async () => {
     const response = await fetch(service.url('/api/v2/platform/reference/subjects'), {
