@@ -1,6 +1,8 @@
 import type Router from '@koa/router';
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import compose from 'koa-compose';
+import type { ApiError } from './api-error.js';
+import { methodNotAllowed, noSuchPath } from './unanswered-requests.js';
 
 /** A character of path-to-regexp's syntax: a segment holding one is not matched literally. */
 const patternSyntax = /[:*{}()[\]+?!\\]/;
@@ -46,8 +48,26 @@ export function routersByPath(routers: readonly Router[]): Middleware {
       start = end + 1;
     }
     node.chain ??= chainOf(routers, reached);
-    return node.chain(ctx, next);
+    return node.chain(ctx, next).then(() => {
+      if (ctx.status === 501) throw methodNoRouteHas(ctx, routers, path);
+    });
   };
+}
+
+/**
+ * @koa/router answers a method none of a router's routes has (TRACE, PROPFIND) with a plain 501, over
+ * whatever a later handler wrote, and with the Allow of whichever router looked last. The path's own
+ * methods are those of every route matching it: 405 with them (RFC 9110 §15.5.6), or 404 for none.
+ */
+function methodNoRouteHas(ctx: Context, routers: readonly Router[], path: string): ApiError {
+  const methods = new Set(
+    routers.flatMap((router) =>
+      router.stack
+        .filter((layer) => layer.methods.length > 0 && layer.match(path))
+        .flatMap((layer) => layer.methods),
+    ),
+  );
+  return methods.size > 0 ? methodNotAllowed(ctx, [...methods].join(', ')) : noSuchPath();
 }
 
 function prefixTree(routers: readonly Router[]): PrefixNode {

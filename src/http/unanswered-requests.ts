@@ -15,8 +15,21 @@ export function unansweredError(
   if (ctx.body != null || ctx.headerSent || (ctx.status !== 404 && ctx.status !== 405)) return undefined;
   const allowed = methodsByPath.get(ctx.path)?.join(', ') ?? ctx.response.get('Allow');
   return allowed && !allowed.split(/,\s*/).includes(ctx.method)
-    ? new ApiError(405, 'method_not_allowed', `${ctx.path} takes ${allowed}, not ${ctx.method}.`, undefined, {
-        Allow: allowed,
-      })
-    : new ApiError(404, 'not_found', 'There is no such page or endpoint.');
+    ? methodNotAllowed(ctx, allowed)
+    : noSuchPath();
+}
+
+export const noSuchPath = () => new ApiError(404, 'not_found', 'There is no such page or endpoint.');
+
+/** 405 with the methods the path takes (`allowed`, as the Allow header lists them). */
+export function methodNotAllowed(ctx: Context, allowed: string): ApiError {
+  return new ApiError(
+    405,
+    'method_not_allowed',
+    `${ctx.path} takes ${allowed}, not ${ctx.method}.`,
+    undefined,
+    {
+      Allow: allowed,
+    },
+  );
 }

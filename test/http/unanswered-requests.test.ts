@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/test-service.js';
 
@@ -44,6 +45,42 @@ describe('requests no route answers', () => {
     expect(response.status).toBe(405);
     expect(response.headers.get('allow')).toBe('POST');
     expect(await response.json()).toMatchObject({ error: 'method_not_allowed' });
+  });
+
+  it('TRACE and PROPFIND (methods no route has): 405 or 404 in the endpoint’s shape, never a plain 501', async () => {
+    // fetch refuses to send TRACE: a raw request, as any client can send it.
+    const raw = (method: string, path: string) =>
+      new Promise<{ status: number; type: string; allow: string | undefined; body: string }>(
+        (resolve, reject) => {
+          const request = http.request(service.url(path), { method }, (response) => {
+            let body = '';
+            response.setEncoding('utf8');
+            response.on('data', (chunk: string) => (body += chunk));
+            response.on('end', () =>
+              resolve({
+                status: response.statusCode!,
+                type: String(response.headers['content-type']),
+                allow: response.headers.allow,
+                body,
+              }),
+            );
+          });
+          request.on('error', reject);
+          request.end();
+        },
+      );
+    const userinfo = await raw('TRACE', '/oauth/userinfo');
+    expect([userinfo.status, userinfo.allow]).toEqual([405, expect.stringContaining('GET')]);
+    expect(JSON.parse(userinfo.body)).toMatchObject({ error: 'invalid_request' });
+    const flow = await raw('PROPFIND', '/api/v2/identity/auth/flow/start');
+    expect([flow.status, flow.allow]).toEqual([405, expect.stringContaining('POST')]);
+    expect(JSON.parse(flow.body)).toMatchObject({ error: 'method_not_allowed' });
+    const page = await raw('TRACE', '/en/auth');
+    expect(page.status).toBe(405);
+    expect(page.type).toContain('text/html');
+    const health = await raw('TRACE', '/healthz');
+    expect(health.status).toBe(405);
+    expect(health.body).not.toBe('Not Implemented');
   });
 
   it('an unknown page: 404 with the error page', async () => {
