@@ -3,6 +3,7 @@ import type { Queryable } from '../../db/database.js';
 import { isUuid } from '../uuid.js';
 import { idleCutoff, type SessionPolicy } from './session-policy.js';
 import { defaults } from '../../defaults.js';
+import { endOidcSignInsOf } from '../../oidc/models/user-sign-ins.js';
 
 /** Lifetime of a main-auth session and of its refresh tokens (spec: Limits). */
 export const sessionLifetimeMs = defaults.lifetimes.mainAuthSession * 1000;
@@ -232,7 +233,11 @@ export async function revokeSession(
 
 /**
  * Revokes the user's sessions, all or all but one (spec: revoke-all keeps the current one; a password
- * reset revokes the others). Answers how many were revoked.
+ * reset revokes the others), and ends every sign-in of the user through the OIDC pages: the engine's
+ * sessions in every browser, every client's refresh tokens, their access tokens and pending codes
+ * (endOidcSignInsOf). The one kept is a main-auth session; no OIDC sign-in is kept. Consents stay.
+ * Answers how many sessions ended, main-auth and OIDC sign-ins together. Run it in the caller's
+ * transaction: all of it happens, or none.
  */
 export async function revokeUserSessions(
   db: Queryable,
@@ -241,12 +246,11 @@ export async function revokeUserSessions(
   now: Date,
 ): Promise<number> {
   const except = options.exceptSessionId;
-  return (
-    await revokeSessionsWhere(
-      db,
-      { userId, exceptSessionId: except !== undefined && isUuid(except) ? except : undefined },
-      options.reason,
-      now,
-    )
-  ).length;
+  const revoked = await revokeSessionsWhere(
+    db,
+    { userId, exceptSessionId: except !== undefined && isUuid(except) ? except : undefined },
+    options.reason,
+    now,
+  );
+  return revoked.length + (await endOidcSignInsOf(db, userId, now));
 }

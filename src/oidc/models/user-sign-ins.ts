@@ -1,0 +1,38 @@
+import type { Queryable } from '../../db/database.js';
+import { recordRevokedGrants } from './revoked-grant.js';
+
+/**
+ * Ends everything a user holds through the OIDC side, in every browser and for every client: the
+ * engine's sessions (a copied SSO cookie gets login_required), the grants and their refresh tokens,
+ * the codes not yet redeemed, and, by recording the grants as revoked, the access tokens issued from
+ * them. What revokeRefreshTokensOf does for one client, for all of them. Consents stay: the next
+ * sign-in asks for the password, not for consent again. Run it in the transaction of the change that
+ * calls for it (a password change or reset, "sign out everywhere", an administrator's revocation or
+ * disable). Answers how many live engine sessions (sign-ins through the OIDC pages) ended.
+ */
+export async function endOidcSignInsOf(db: Queryable, userId: string, now: Date): Promise<number> {
+  const tokens: { token_family_id: string }[] = await db('oauth_refresh_tokens')
+    .where({ user_id: userId })
+    .whereNull('revoked_at')
+    .update({ revoked_at: now }, ['token_family_id']);
+  // Redeemed codes stay: presenting one again is a replay, which they are kept to recognise.
+  const codes: { grant_id: string }[] = await db('authorization_codes')
+    .where({ user_id: userId, is_used: false })
+    .delete(['grant_id']);
+  const grants: { id: string }[] = await db('oidc_payloads')
+    .where({ model: 'Grant', account_id: userId })
+    .delete(['id']);
+  const sessions: { expires_at: Date | null }[] = await db('oidc_payloads')
+    .where({ model: 'Session', account_id: userId })
+    .delete(['expires_at']);
+  await recordRevokedGrants(
+    db,
+    [
+      ...tokens.map((token) => token.token_family_id),
+      ...codes.map((code) => code.grant_id),
+      ...grants.map((grant) => grant.id),
+    ],
+    now,
+  );
+  return sessions.filter((session) => session.expires_at === null || session.expires_at > now).length;
+}

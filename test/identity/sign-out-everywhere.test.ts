@@ -1,0 +1,184 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServiceClient, createTestUser } from '../support/fixtures.js';
+import { callIdentityApi, mainAuthTokenFor, uniqueIp } from '../support/identity-api-client.js';
+import type { HttpBrowser } from '../support/http-browser.js';
+import { buildAuthorizationRequest, completeAuthorization, oidc } from '../support/relying-party.js';
+import { mainAuthToken, userWithTokens } from '../support/sign-in.js';
+import { startTestService, type TestService } from '../support/test-service.js';
+
+/**
+ * A password change or reset, "sign out everywhere" and the administrator's revoke-sessions (and a
+ * disable) end what the user signed in to through the OIDC pages too: the provider's session in every
+ * browser, every application's refresh tokens, the access tokens issued from them and codes not yet
+ * redeemed. The consents stay.
+ */
+
+let service: TestService;
+/** A resource server: a service client, which may introspect every client's access tokens. */
+let resourceServer: { clientId: string; secret: string };
+let adminToken: string;
+beforeAll(async () => {
+  service = await startTestService({ env: { TRUST_PROXY: 'true' } });
+  const { client, clientSecret } = await createServiceClient(service.service.db, [
+    'service:crm.aggregates.read',
+  ]);
+  resourceServer = { clientId: client.clientId, secret: clientSecret! };
+  const admin = await createTestUser(service.service.db, { roles: ['super_admin'] });
+  adminToken = await mainAuthToken(service, admin, { roles: ['super_admin'], permissions: ['*'] });
+});
+afterAll(() => service?.close());
+
+async function introspect(token: string): Promise<Record<string, unknown>> {
+  const response = await fetch(service.url('/oauth/introspect'), {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: `Basic ${Buffer.from(`${resourceServer.clientId}:${resourceServer.secret}`).toString('base64')}`,
+    },
+    body: new URLSearchParams({ token }),
+  });
+  expect(response.status).toBe(200);
+  return (await response.json()) as Record<string, unknown>;
+}
+
+async function userinfoStatus(token: string): Promise<number> {
+  const response = await fetch(service.url('/oauth/userinfo'), {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  await response.body?.cancel();
+  return response.status;
+}
+
+async function adminCall(path: string): Promise<number> {
+  const response = await fetch(service.url(`/api/v2/admin${path}`), {
+    method: 'POST',
+    headers: { authorization: `Bearer ${adminToken}` },
+  });
+  await response.body?.cancel();
+  return response.status;
+}
+
+/** An authorization with prompt=none in this browser: where the provider sent it back, and how to redeem. */
+async function silentAuthorization(config: oidc.Configuration, browser: HttpBrowser) {
+  const request = await buildAuthorizationRequest(config, { prompt: 'none' });
+  const callback = new URL((await browser.navigate(request.url.toString())).url);
+  const redeem = () =>
+    oidc.authorizationCodeGrant(config, callback, {
+      pkceCodeVerifier: request.codeVerifier,
+      expectedState: request.state,
+      expectedNonce: request.nonce,
+    });
+  return { callback, redeem };
+}
+
+/**
+ * A user signed in to an application through the pages, with its tokens, and a code the application
+ * got silently afterwards (prompt=none: the provider's session is live) and has not redeemed yet.
+ */
+async function signedInEverywhere() {
+  const signedIn = await userWithTokens(service);
+  const { tokens, config, browser } = signedIn;
+  expect(await introspect(tokens.access_token)).toMatchObject({ active: true });
+  expect(await userinfoStatus(tokens.access_token)).toBe(200);
+  const pending = await silentAuthorization(config, browser);
+  expect(pending.callback.searchParams.get('code')).toBeTruthy();
+  return { ...signedIn, pending };
+}
+
+/** Everything the OIDC sign-in gave is dead; signing in again needs the password but no new consent. */
+async function expectSignedOutOfApplications(
+  signedIn: Awaited<ReturnType<typeof signedInEverywhere>>,
+  password: string,
+) {
+  const { tokens, config, browser, pending, user } = signedIn;
+  await expect(oidc.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({
+    error: 'invalid_grant',
+  });
+  expect(await introspect(tokens.access_token)).toEqual({ active: false });
+  expect(await userinfoStatus(tokens.access_token)).toBe(401);
+  await expect(pending.redeem()).rejects.toMatchObject({ error: 'invalid_grant' });
+  const silent = await silentAuthorization(config, browser);
+  expect(silent.callback.searchParams.get('error')).toBe('login_required');
+  expect(silent.callback.searchParams.get('code')).toBeNull();
+  // The consent is not a session: signing in again asks for the password, not for consent.
+  const again = await completeAuthorization(config, browser, {
+    identifier: user.email!,
+    password,
+    consent: 'expect-none',
+  });
+  expect(await userinfoStatus(again.tokens.access_token)).toBe(200);
+}
+
+const newPassword = 'a brand new passphrase for everywhere';
+
+describe('ending every session of a user also ends their OIDC sign-ins', () => {
+  it('a password change: the applications sign out, the session making the change stays', async () => {
+    const signedIn = await signedInEverywhere();
+    const token = await mainAuthTokenFor(service, signedIn.user.id);
+    const answer = await callIdentityApi(
+      service,
+      '/auth/password/change',
+      {
+        currentPassword: signedIn.user.password,
+        newPassword,
+        newPasswordConfirmation: newPassword,
+      },
+      { token, ip: uniqueIp() },
+    );
+    expect(answer).toMatchObject({ status: 200, body: { status: 'password_changed', revokedSessions: 1 } });
+    expect((await callIdentityApi(service, '/security/sessions', undefined, { token })).status).toBe(200);
+    await expectSignedOutOfApplications(signedIn, newPassword);
+  });
+
+  it('a password reset', async () => {
+    const signedIn = await signedInEverywhere();
+    const identifier = signedIn.user.email!;
+    const ip = uniqueIp();
+    expect((await callIdentityApi(service, '/auth/password/forgot', { identifier }, { ip })).status).toBe(
+      200,
+    );
+    const code = service.service.developmentMessages.latestTo(identifier)!.code!;
+    const answer = await callIdentityApi(
+      service,
+      '/auth/password/reset',
+      { identifier, code, password: newPassword, passwordConfirmation: newPassword },
+      { ip },
+    );
+    expect(answer).toMatchObject({ status: 200, body: { status: 'password_reset', revokedSessions: 1 } });
+    await expectSignedOutOfApplications(signedIn, newPassword);
+  });
+
+  it('"sign out everywhere": the applications sign out, the current session stays', async () => {
+    const signedIn = await signedInEverywhere();
+    const token = await mainAuthTokenFor(service, signedIn.user.id);
+    const answer = await callIdentityApi(service, '/security/sessions/revoke-all', {}, { token });
+    expect(answer).toMatchObject({ status: 200, body: { revokedCount: 1 } });
+    expect((await callIdentityApi(service, '/security/sessions', undefined, { token })).status).toBe(200);
+    await expectSignedOutOfApplications(signedIn, signedIn.user.password);
+  });
+
+  it('an administrator revokes the user’s sessions', async () => {
+    const signedIn = await signedInEverywhere();
+    expect(await adminCall(`/users/${signedIn.user.id}/revoke-sessions`)).toBe(200);
+    await expectSignedOutOfApplications(signedIn, signedIn.user.password);
+  });
+
+  it('an administrator disables the user: enabled again, the old tokens and sessions stay dead', async () => {
+    const signedIn = await signedInEverywhere();
+    expect(await adminCall(`/users/${signedIn.user.id}/disable`)).toBe(200);
+    expect(await adminCall(`/users/${signedIn.user.id}/enable`)).toBe(200);
+    await expectSignedOutOfApplications(signedIn, signedIn.user.password);
+  });
+
+  it('leaves other users alone', async () => {
+    const bystander = await signedInEverywhere();
+    const other = await signedInEverywhere();
+    expect(await adminCall(`/users/${other.user.id}/revoke-sessions`)).toBe(200);
+    expect(await introspect(bystander.tokens.access_token)).toMatchObject({ active: true });
+    const refreshed = await oidc.refreshTokenGrant(bystander.config, bystander.tokens.refresh_token!);
+    expect(refreshed.access_token).toBeTruthy();
+    expect((await bystander.pending.redeem()).access_token).toBeTruthy();
+    const silent = await silentAuthorization(bystander.config, bystander.browser);
+    expect(silent.callback.searchParams.get('code')).toBeTruthy();
+  });
+});
