@@ -4,8 +4,9 @@ import type { PasswordHashing } from './password-hash.js';
 import type { VerificationDeps } from '../verification/verification-codes.js';
 
 /**
- * Revokes a user's main-auth sessions (and their refresh tokens) except one, inside the caller's
- * transaction; returns how many were revoked. identity-core's revokeUserSessions is wired here.
+ * Revokes a user's main-auth sessions (and their refresh tokens) except one, and ends every sign-in of
+ * the user through the OIDC pages with every client's tokens, inside the caller's transaction; returns
+ * how many sessions ended. identity-core's revokeUserSessions is wired here.
  */
 export type RevokeOtherSessions = (
   trx: Knex.Transaction,
