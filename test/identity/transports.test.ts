@@ -24,11 +24,22 @@ interface ReceivedMail {
 }
 
 /** A real SMTP server on 127.0.0.1 that keeps what it receives (no TLS, no auth). */
-async function startSmtpServer() {
+/**
+ * A local SMTP server without TLS. On `host` 127.0.0.1 it is a relay on this machine; on 127.0.0.2
+ * (loopback too, but not what an operator writes for one) it stands for a server across a network.
+ * `logins` records the user names that reached it by AUTH.
+ */
+async function startSmtpServer(host = '127.0.0.1') {
   const received: ReceivedMail[] = [];
+  const logins: string[] = [];
   const server = new SMTPServer({
     authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
+    allowInsecureAuth: true,
+    disabledCommands: ['STARTTLS'],
+    onAuth(auth, _session, callback) {
+      logins.push(String(auth.username));
+      callback(null, { user: auth.username });
+    },
     logger: false,
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
@@ -43,11 +54,13 @@ async function startSmtpServer() {
       });
     },
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.server.address() as AddressInfo;
   return {
-    url: `smtp://127.0.0.1:${port}`,
+    url: `smtp://${host}:${port}`,
+    port,
     received,
+    logins,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
@@ -177,6 +190,35 @@ describe('SMTP email transport (nodemailer against a local SMTP server)', () => 
     expect(mail!.raw).toMatch(/^Subject: Your sign-in code/m);
     expect(mail!.raw).toMatch(/^From: Identity <no-reply@id\.example\.com>/m);
     expect(mail!.raw).toContain('987654');
+  });
+
+  it('never sends the password or a message in clear to a server across a network', async () => {
+    const remote = await startSmtpServer('127.0.0.2');
+    try {
+      const transport = new SmtpEmailTransport({
+        url: `smtp://mailer:s3cret@127.0.0.2:${remote.port}`,
+        from: 'no-reply@example.com',
+      });
+      const to = uniqueEmail('cleartext');
+      await expect(transport.send(message('email', to))).rejects.toThrow(/STARTTLS/);
+      transport.close();
+      expect(remote.logins).toEqual([]);
+      expect(remote.received).toEqual([]);
+    } finally {
+      await remote.close();
+    }
+  });
+
+  it('a relay on this machine may be spoken to without TLS, with its password', async () => {
+    const transport = new SmtpEmailTransport({
+      url: `smtp://mailer:s3cret@127.0.0.1:${smtp.port}`,
+      from: 'no-reply@example.com',
+    });
+    const to = uniqueEmail('relay');
+    await transport.send(message('email', to));
+    transport.close();
+    expect(smtp.logins).toContain('mailer');
+    expect(smtp.received.some((mail) => mail.to.includes(to))).toBe(true);
   });
 
   it('fails (and does not hang) when the server is unreachable', async () => {
