@@ -5,6 +5,11 @@ import type { Database } from '../db/database.js';
 import { ApiError, notFound } from '../http/api-error.js';
 import { principalOf, requirePermission } from '../http/bearer-auth.js';
 import {
+  requireMayChangeClient,
+  requireMayGrantScopes,
+  requireMayRotateSecret,
+} from '../oidc/client-authority.js';
+import {
   announceClientChange,
   clientTypes,
   clientView,
@@ -13,6 +18,7 @@ import {
   disableClient,
   enableClient,
   findClient,
+  findClientForUpdate,
   grantTypes,
   listClientPage,
   newClientSchema,
@@ -98,7 +104,11 @@ const noClient = (clientId: string) => notFound(`There is no client with client_
 const errors = {
   400: { description: 'Bad input (the JSON error body names the fields)' },
   401: { description: 'No valid access token, or (sensitive changes) no recent authentication' },
-  403: { description: 'The token does not carry identity.oauth_clients.manage' },
+  403: {
+    description:
+      'The token does not carry identity.oauth_clients.manage, or the change gives a service scope the ' +
+      'user does not hold, or changes a first-party client without *',
+  },
 };
 
 /**
@@ -196,6 +206,7 @@ export function oauthClientRoutes(deps: { db: Database; clock: Clock }): AdminRo
           ownerId: principal.kind === 'user' ? principal.userId : null,
         });
         if (!parsed.success) throw invalidClient(parsed.error);
+        requireMayGrantScopes(principal, parsed.data.scopes);
         const { client, clientSecret } = await db.transaction(async (trx) => {
           const created = await createClient(trx, parsed.data);
           await auditAdminChange(
@@ -240,7 +251,13 @@ export function oauthClientRoutes(deps: { db: Database; clock: Clock }): AdminRo
           ...(body.scopes ? { scopes: body.scopes } : {}),
           ...(body.grant_types ? { grantTypes: body.grant_types } : {}),
         };
+        const principal = principalOf(ctx);
         const client = await change(ctx, params.clientId, async (trx) => {
+          // Judged on the locked row: the scopes it keeps may stay, the ones it gains must be held.
+          const current = await findClientForUpdate(trx, params.clientId);
+          if (!current) throw noClient(params.clientId);
+          requireMayChangeClient(principal, current);
+          requireMayGrantScopes(principal, changes.scopes ?? [], current.allowedScopes);
           let updated;
           try {
             updated = await updateClient(trx, params.clientId, changes, clock.now());
@@ -326,7 +343,11 @@ export function oauthClientRoutes(deps: { db: Database; clock: Clock }): AdminRo
       },
       permission,
       async (ctx, _body, { params }) => {
+        const principal = principalOf(ctx);
         const rotated = await change(ctx, params.clientId, async (trx) => {
+          const current = await findClientForUpdate(trx, params.clientId);
+          if (!current) throw noClient(params.clientId);
+          requireMayRotateSecret(principal, current);
           const result = await rotateClientSecret(trx, params.clientId, clock.now());
           if (!result) throw noClient(params.clientId);
           await auditAdminChange(

@@ -8,6 +8,7 @@ import { principalOf, requireAccessToken, requirePermission } from '../../http/b
 import { jsonApiRouter } from '../../http/json-api.js';
 import type { Logger } from '../../logger.js';
 import type { TokenVerification } from '../../tokens/principal.js';
+import { requireMayGrantScopes } from '../client-authority.js';
 import {
   clientTypes,
   clientView,
@@ -34,7 +35,8 @@ const registrationRequest = z.object({
 
 /**
  * POST /oauth/clients/register: an administrator registers a client. Needs an ecosystem user access
- * token with identity.oauth_clients.manage and an authentication of the last 5 minutes. The spec's
+ * token with identity.oauth_clients.manage and an authentication of the last 5 minutes; a
+ * service:<permission> scope also needs that permission (src/oidc/client-authority.ts). The spec's
  * client rules are enforced by the client model (public: no secret, PKCE; confidential: secret shown
  * once, here; service clients: client_credentials only, no redirects, service:<catalogue> scopes).
  * Not RFC 7591 open registration: there is no unauthenticated registration.
@@ -74,6 +76,8 @@ export function clientRegistrationRoutes(deps: {
           ? new ApiError(400, 'invalid_redirect_uri', 'A redirect URI is not acceptable.', details)
           : new ApiError(400, 'invalid_client_metadata', 'The client registration is not valid.', details);
       }
+      // Managing clients is not every permission: a service scope only from someone who holds it.
+      requireMayGrantScopes(principal, parsed.data.scopes);
       const { client, clientSecret } = await createClient(deps.db, parsed.data);
       ctx.status = 201;
       ctx.set('Cache-Control', 'no-store');

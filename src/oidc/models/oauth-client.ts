@@ -337,7 +337,11 @@ export async function updateClient(
   return fromRow(row!);
 }
 
-async function findClientForUpdate(db: Queryable, clientId: string): Promise<OAuthClient | undefined> {
+/**
+ * The client's row, locked until the transaction ends: a caller judging a change by the client as it
+ * is (src/oidc/client-authority.ts) sees the row the change will apply to.
+ */
+export async function findClientForUpdate(db: Queryable, clientId: string): Promise<OAuthClient | undefined> {
   const row = await db<OAuthClientRow>('oauth_clients').where({ client_id: clientId }).forUpdate().first();
   return row ? fromRow(row) : undefined;
 }
