@@ -25,6 +25,7 @@ const clientMessageIds = [
   'saved',
   'deleted',
   'invalid',
+  'notAllowed',
   'failed',
 ];
 
@@ -42,7 +43,13 @@ export function oauthClientsPageRoutes(messages = Messages.load()): Router {
     const lang = messages.pick(ctx.params.lang);
     const t = messages.in(lang);
     // `{name}`-style placeholders stay for the script to fill in.
-    const placeholders = { name: '{name}', problems: '{problems}', shown: '{shown}', total: '{total}' };
+    const placeholders = {
+      name: '{name}',
+      problems: '{problems}',
+      reason: '{reason}',
+      shown: '{shown}',
+      total: '{total}',
+    };
     const clientMessages = Object.fromEntries(
       clientMessageIds.map((id) => [id, t(`admin.${id}`, placeholders)]),
     );

@@ -185,6 +185,34 @@ describe('the admin page of OAuth clients (/:lang/admin/oauth-clients) in a real
     });
   });
 
+  it('shows a change beyond a client manager’s permissions as refused, and keeps the table', async () => {
+    const { db } = service.service;
+    // A delegated role: managing clients, without `*`.
+    const [role] = await db('roles').insert({ key: 'client_manager', name: 'Client manager' }, ['id']);
+    await db('role_permissions').insert({
+      role_id: role.id,
+      permission_key: 'identity.oauth_clients.manage',
+    });
+    const manager = await createTestUser(db, { roles: ['client_manager'] });
+    const { client } = await createTestClient(db, { name: `Own app ${Date.now()}`, firstParty: true });
+    await withPage(async (page) => {
+      await page.goto(url('en'));
+      await page.waitForSelector('[data-testid="signed-out"]:not([hidden])');
+      await signInInPage(page, manager.email!, manager.password);
+      await page.goto(url('en'));
+      await page.waitForSelector('#admin-clients[data-loaded]');
+      await row(page, client.name).locator('[data-testid="edit"]').click();
+      await page.fill('#edit-redirect-uris', 'https://attacker.example/callback');
+      await page.click('#edit-form button[type="submit"]');
+      await page.waitForSelector('[data-testid="status"].error:not([hidden])');
+      expect(await page.textContent('[data-testid="status"]')).toContain(
+        'your permissions do not allow this change',
+      );
+      expect(await page.isHidden('#content')).toBe(false);
+      expect((await findClient(db, client.clientId))!.redirectUris).toEqual(client.redirectUris);
+    });
+  });
+
   it('shows the table in Russian, axe-clean, and rotates a secret', async () => {
     const { client } = await createTestClient(service.service.db, {
       name: 'Сервер отчётов',

@@ -79,7 +79,9 @@
         if (accessToken === token) accessToken = null;
         continue;
       }
-      if (response.status === 403) return { forbidden: true };
+      // Refused a reading: no permission to manage clients at all. Refused a change: this change is
+      // beyond the user's permissions (a first-party client, a permission they do not hold).
+      if (response.status === 403 && method === 'GET') return { forbidden: true };
       return { status: response.status, body: parsed };
     }
     return { signedOut: true };
@@ -92,8 +94,12 @@
     show('reauthenticate', Boolean(answer.reauthenticate));
     if (answer.signedOut || answer.forbidden) show('content', false);
     if (answer.signedOut || answer.forbidden || answer.reauthenticate) return false;
+    if (answer.status === 403) {
+      status(say(t.notAllowed, { reason: answer.body.message || '' }), true);
+      return false;
+    }
     if (answer.status >= 400) {
-      var problems = (answer.body.details || [])
+      var problems = (Array.isArray(answer.body.details) ? answer.body.details : [])
         .map(function (detail) {
           return detail.path ? detail.path + ': ' + detail.message : detail.message;
         })
