@@ -58,4 +58,33 @@ describe('/inbound-login.html in a real browser', () => {
       await context.close();
     }
   });
+
+  // The browser's URL parser drops tabs and newlines and reads a backslash as a slash: each of these
+  // would end on another site if the page only looked at the text.
+  it.each([
+    ['a tab', '/\t/evil.example/pwned'],
+    ['a newline', '/\n/evil.example/pwned'],
+    ['a carriage return', '/\r/evil.example/pwned'],
+    ['a tab then a backslash', '/\t\\evil.example/pwned'],
+    ['a backslash', '/\\evil.example/pwned'],
+    ['a protocol-relative address', '//evil.example/pwned'],
+    ['an absolute address', 'https://evil.example/pwned'],
+  ])('stays on the site for a return_to with %s', async (_label, returnTo) => {
+    const { loginUrl } = await freshLoginUrl();
+    const context = await browser.newContext();
+    const elsewhere: string[] = [];
+    await context.route(/evil\.example/, async (route) => {
+      elsewhere.push(route.request().url());
+      await route.fulfill({ status: 200, contentType: 'text/plain', body: 'another site' });
+    });
+    try {
+      const page = await context.newPage();
+      await page.goto(`${loginUrl}&return_to=${encodeURIComponent(returnTo)}`);
+      await page.waitForURL((url) => !url.pathname.endsWith('/inbound-login.html'));
+      expect(page.url()).toBe(`${service.issuer}/`);
+      expect(elsewhere).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
 });

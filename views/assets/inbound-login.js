@@ -7,9 +7,24 @@
   var params = new URLSearchParams(window.location.hash.slice(1));
   history.replaceState(null, '', window.location.pathname);
   var token = params.get('login_token');
-  var returnTo = params.get('return_to');
-  // Only a path of this site: "/x" but not "//host" or "/\host" (no open redirect).
-  var target = returnTo && /^\/(?![/\\])/.test(returnTo) ? returnTo : script.dataset.home;
+  var target = pathOfThisSite(params.get('return_to')) || script.dataset.home;
+
+  // return_to is only ever a path of this site (no open redirect). A pattern on the text is not enough:
+  // the browser's URL parser drops tabs and newlines and reads "\" as "/", so "/<TAB>/host" would become
+  // "//host", another site. So: no white space or control character at all, then resolve it as the
+  // browser will and keep it only if it stays on this origin.
+  function pathOfThisSite(value) {
+    // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
+    if (!value || value.charAt(0) !== '/' || /[\u0000-\u001f\u007f-\u009f\s]/.test(value)) return null;
+    var url;
+    try {
+      url = new URL(value, window.location.origin);
+    } catch {
+      return null;
+    }
+    return url.origin === window.location.origin ? url.pathname + url.search + url.hash : null;
+  }
+
   function fail(reason) {
     document.getElementById('progress').hidden = true;
     document.getElementById('failed').hidden = false;
