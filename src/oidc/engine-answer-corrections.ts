@@ -11,7 +11,7 @@ import { oauthRoutes } from './provider.js';
  * out (the engine has no option for any of them):
  *
  * - token: a grant type the client may not use is `unauthorized_client` (RFC 6749 §5.2), not
- *   `invalid_request`;
+ *   `invalid_request`; tokens are sent with `Pragma: no-cache` too (§5.1);
  * - revoke: an access token (a JWT) "cannot be revoked directly; always answers 200" (spec), where the
  *   engine answers `unsupported_token_type`. Client authentication has already succeeded by then;
  * - a request body over the engine's limit (56 KiB, lib/shared/selective_body.js) is, for the
@@ -38,6 +38,9 @@ export function engineAnswerCorrections(provider: Provider): Middleware {
       return;
     }
     await next();
+    // RFC 6749 §5.1: a response with tokens MUST carry Cache-Control: no-store and Pragma: no-cache;
+    // the engine sends the first only (HTTP/1.0 caches read the second).
+    if (ctx.path === oauthRoutes.token && ctx.status === 200) ctx.set('Pragma', 'no-cache');
     if (ctx.status === 500 && lostDatabase.has(ctx) && ctx.response.is('json')) {
       writeOAuthError(ctx, temporarilyUnavailable());
       return;

@@ -72,6 +72,21 @@ describe('POST /oauth/token with authorization_code', () => {
     },
   );
 
+  it('sends the tokens with Cache-Control: no-store and Pragma: no-cache (RFC 6749 §5.1)', async () => {
+    const { client, request, code } = await codeFor();
+    const answer = await tokenRequest({
+      grant_type: 'authorization_code',
+      client_id: client.clientId,
+      code,
+      code_verifier: request.codeVerifier,
+      redirect_uri: callbackUri,
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.body.access_token).toBeTruthy();
+    expect(answer.headers.get('cache-control')).toBe('no-store');
+    expect(answer.headers.get('pragma')).toBe('no-cache');
+  });
+
   it('stores the code and refresh token only as hashes', async () => {
     const { client, config, request, callback, code } = await codeFor();
     const tokens = await oidc.authorizationCodeGrant(config, callback, {
