@@ -40,6 +40,27 @@ describe('discovery and keys', () => {
     );
   });
 
+  it('says how introspection and revocation authenticate clients (RFC 8414 §2)', async () => {
+    const document = (await (await fetch(service.url('/.well-known/openid-configuration'))).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(document.introspection_endpoint_auth_methods_supported).toEqual(['client_secret_basic']);
+    expect([...(document.revocation_endpoint_auth_methods_supported as string[])].sort()).toEqual(
+      ['none', 'client_secret_post', 'client_secret_basic'].sort(),
+    );
+  });
+
+  it('RFC 8414’s document for OAuth clients is the same, without the hidden inbound-SSO grant', async () => {
+    const read = async (path: string) =>
+      (await (await fetch(service.url(path))).json()) as Record<string, unknown>;
+    const openid = await read('/.well-known/openid-configuration');
+    const oauth = await read('/.well-known/oauth-authorization-server');
+    expect(oauth.grant_types_supported).toEqual(openid.grant_types_supported);
+    expect(oauth.introspection_endpoint_auth_methods_supported).toEqual(['client_secret_basic']);
+    expect(oauth.token_endpoint).toBe(openid.token_endpoint);
+  });
+
   it('publishes the OAuth and the main-auth public keys with kids, and no private parts', async () => {
     const response = await fetch(service.url('/.well-known/jwks.json'));
     expect(response.status).toBe(200);
