@@ -11,6 +11,7 @@ import { createEventBus } from './events/create-event-bus.js';
 import type { EventBus } from './events/event-bus.js';
 import { startEventRuntime, type EventRuntime } from './events/event-runtime.js';
 import { assetRoutes } from './http/assets.js';
+import { unhandledRequestErrors } from './http/unhandled-request-errors.js';
 import { errorPageAnswer, jsonErrorAnswer, uncaughtErrors } from './http/error-handler.js';
 import { jsonNotFound } from './http/json-api.js';
 import { isJsonApiPath } from './http/json-api-paths.js';
@@ -227,7 +228,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
   // The client is the address the outermost trusted proxy appended, not the leftmost one (request-info.ts).
   app.maxIpsCount = config.trustedProxyHops;
   app.silent = true;
-  app.on('error', (error) => logger.error({ err: error }, 'unhandled request error'));
+  app.on('error', unhandledRequestErrors(logger, clock));
 
   // Requests run in the engine's AsyncLocalStorage, our request context with them (request-context.ts).
   shareRequestStorage(engineRequestStorage);

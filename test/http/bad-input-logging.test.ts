@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -106,5 +107,33 @@ describe('logs of expected bad input', () => {
       ip,
     });
     expect(lines.filter((line) => JSON.stringify(line).includes('stack'))).toEqual([]);
+  });
+
+  it('bodies cut off by the client: one warning line, no stack, whatever the endpoint', async () => {
+    lines.length = 0;
+    const { port } = new URL(service.issuer);
+    // Content-Length promises 100 bytes; 9 arrive, then the connection closes.
+    const cutOff = (path: string) =>
+      new Promise<void>((resolve) => {
+        const socket = net.connect(Number(port), '127.0.0.1', () => {
+          socket.write(
+            `POST ${path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\ntoken=abc`,
+          );
+          setTimeout(() => {
+            socket.destroy();
+            resolve();
+          }, 50);
+        });
+        socket.on('error', () => resolve());
+      });
+    for (let index = 0; index < 20; index++) {
+      await cutOff(['/oauth/introspect', '/oauth/token', '/api/v2/identity/auth/flow/start'][index % 3]!);
+    }
+    // The service finished with each before this answers.
+    expect((await fetch(service.url('/healthz'))).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(lines.filter((line) => (line.level as number) >= 50)).toEqual([]);
+    expect(lines.filter((line) => JSON.stringify(line).includes('stack'))).toEqual([]);
+    expect(linesOfKind('client_closed_request').length).toBeLessThanOrEqual(1);
   });
 });
