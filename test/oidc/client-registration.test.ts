@@ -28,6 +28,73 @@ async function register(body: unknown, token = adminToken) {
 const clientCount = async () => (await service.service.db('oauth_clients').select('id')).length;
 
 describe('POST /oauth/clients/register', () => {
+  it('takes RFC 7591 metadata from a relying-party library’s dynamic registration', async () => {
+    const registered = await oidc.dynamicClientRegistration(
+      new URL(service.issuer),
+      {
+        client_name: 'Registered by openid-client',
+        redirect_uris: [callbackUri],
+        response_types: ['code'],
+        grant_types: ['authorization_code', 'refresh_token'],
+        token_endpoint_auth_method: 'none',
+        scope: 'openid email',
+      },
+      oidc.None(),
+      { initialAccessToken: adminToken, execute: [oidc.allowInsecureRequests] },
+    );
+    const metadata = registered.clientMetadata();
+    expect(metadata).toMatchObject({
+      client_name: 'Registered by openid-client',
+      token_endpoint_auth_method: 'none',
+      scope: 'openid email',
+      response_types: ['code'],
+      client_id_issued_at: expect.any(Number),
+    });
+    const user = await createTestUser(service.service.db);
+    const { tokens } = await completeAuthorization(registered, new HttpBrowser(service.issuer), {
+      identifier: user.email!,
+      password: user.password,
+      parameters: { scope: 'openid email' },
+    });
+    expect(tokens.claims()?.email).toBe(user.email);
+  });
+
+  it('RFC 7591: a secret method makes a confidential client, whose secret never expires', async () => {
+    const answer = await register({
+      client_name: 'RFC 7591 backend',
+      redirect_uris: [callbackUri],
+      scope: 'openid',
+      token_endpoint_auth_method: 'client_secret_post',
+    });
+    expect(answer.status).toBe(201);
+    expect(answer.body).toMatchObject({
+      type: 'confidential',
+      token_endpoint_auth_method: 'client_secret_basic',
+      client_secret: expect.any(String),
+      client_secret_expires_at: 0,
+    });
+    const conflicting = await register({
+      name: 'Conflicting',
+      type: 'public',
+      token_endpoint_auth_method: 'client_secret_basic',
+      redirect_uris: [callbackUri],
+      scopes: ['openid'],
+    });
+    expect(conflicting.status).toBe(400);
+    expect(conflicting.body).toMatchObject({
+      error: 'invalid_client_metadata',
+      details: [{ path: 'token_endpoint_auth_method' }],
+    });
+    const implicit = await register({
+      client_name: 'Implicit',
+      redirect_uris: [callbackUri],
+      scope: 'openid',
+      response_types: ['token'],
+    });
+    expect(implicit.status).toBe(400);
+    expect(implicit.body).toMatchObject({ error: 'invalid_client_metadata' });
+  });
+
   it('registers a public client usable at once through discovery', async () => {
     const answer = await register({
       name: 'Registered SPA',
@@ -228,7 +295,11 @@ describe('POST /oauth/clients/register', () => {
 
   it.each([
     ['malformed JSON', '{"name": ', 'invalid_json'],
-    ['a missing type', JSON.stringify({ name: 'x', scopes: ['openid'] }), 'invalid_request'],
+    [
+      'an unknown type',
+      JSON.stringify({ name: 'x', type: 'admin', scopes: ['openid'] }),
+      'invalid_client_metadata',
+    ],
   ])('refuses %s with 400', async (_label, body, error) => {
     const answer = await register(body);
     expect(answer).toMatchObject({ status: 400, body: { error } });

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { ApiError } from '../../http/api-error.js';
+import { describeZodIssues } from '../../http/error-handler.js';
 import { principalOf, requireAccessToken, requirePermission } from '../../http/bearer-auth.js';
 import { jsonApiRouter } from '../../http/json-api.js';
 import type { Logger } from '../../logger.js';
@@ -15,6 +16,7 @@ import {
   createClient,
   grantTypes,
   newClientSchema,
+  type OAuthClient,
 } from '../models/oauth-client.js';
 
 /** The request's field names (RFC 7591) of the client schema's fields. */
@@ -24,14 +26,51 @@ const fieldNames: Record<string, string> = {
   grantTypes: 'grant_types',
 };
 
-const registrationRequest = z.object({
-  name: z.string(),
-  type: z.enum(clientTypes),
-  redirect_uris: z.array(z.string()).optional(),
-  post_logout_redirect_uris: z.array(z.string()).optional(),
-  scopes: z.array(z.string()),
-  grant_types: z.array(z.enum(grantTypes)).optional(),
-});
+const authMethods = ['none', 'client_secret_basic', 'client_secret_post'] as const;
+
+/**
+ * Our field names, or RFC 7591's client metadata, as a relying-party library's dynamic registration
+ * sends it: `client_name` for `name`, `scope` (space-separated) for `scopes`, and
+ * `token_endpoint_auth_method` for `type` (`none`: public; a secret method: confidential; left out,
+ * RFC 7591 §2's default `client_secret_basic`). RFC 7591 metadata we have no use for is ignored (§2:
+ * the server may ignore it); `response_types` other than `code` are refused.
+ */
+const registrationRequest = z
+  .object({
+    name: z.string().optional(),
+    client_name: z.string().optional(),
+    type: z.enum(clientTypes).optional(),
+    token_endpoint_auth_method: z.enum(authMethods).optional(),
+    redirect_uris: z.array(z.string()).optional(),
+    post_logout_redirect_uris: z.array(z.string()).optional(),
+    scopes: z.array(z.string()).optional(),
+    scope: z.string().optional(),
+    grant_types: z.array(z.enum(grantTypes)).optional(),
+    response_types: z.array(z.literal('code')).optional(),
+  })
+  .transform((body, context) => {
+    const typeOfAuthMethod =
+      body.token_endpoint_auth_method === undefined
+        ? undefined
+        : body.token_endpoint_auth_method === 'none'
+          ? 'public'
+          : 'confidential';
+    if (body.type && typeOfAuthMethod && body.type !== typeOfAuthMethod) {
+      context.addIssue({
+        code: 'custom',
+        path: ['token_endpoint_auth_method'],
+        message: `a ${body.type} client does not authenticate with ${body.token_endpoint_auth_method}`,
+      });
+    }
+    return {
+      name: body.name ?? body.client_name,
+      type: body.type ?? typeOfAuthMethod ?? 'confidential',
+      redirectUris: body.redirect_uris,
+      postLogoutRedirectUris: body.post_logout_redirect_uris,
+      scopes: body.scopes ?? body.scope?.split(' ').filter(Boolean),
+      grantTypes: body.grant_types,
+    };
+  });
 
 /**
  * POST /oauth/clients/register: an administrator registers a client. Needs an ecosystem user access
@@ -56,14 +95,17 @@ export function clientRegistrationRoutes(deps: {
     deps.recentAuthentication,
     async (ctx) => {
       const principal = principalOf(ctx);
-      const body = registrationRequest.parse(ctx.request.body ?? {});
+      const request = registrationRequest.safeParse(ctx.request.body ?? {});
+      if (!request.success) {
+        throw new ApiError(
+          400,
+          'invalid_client_metadata',
+          'The client registration is not valid.',
+          describeZodIssues(request.error),
+        );
+      }
       const parsed = newClientSchema.safeParse({
-        name: body.name,
-        type: body.type,
-        redirectUris: body.redirect_uris,
-        postLogoutRedirectUris: body.post_logout_redirect_uris,
-        scopes: body.scopes,
-        grantTypes: body.grant_types,
+        ...request.data,
         ownerId: principal.kind === 'user' ? principal.userId : null,
       });
       if (!parsed.success) {
@@ -83,9 +125,21 @@ export function clientRegistrationRoutes(deps: {
       ctx.set('Cache-Control', 'no-store');
       ctx.body = {
         ...clientView(client),
-        ...(clientSecret ? { client_secret: clientSecret } : {}),
+        ...registeredMetadata(client),
+        ...(clientSecret ? { client_secret: clientSecret, client_secret_expires_at: 0 } : {}),
       };
     },
   );
   return router;
+}
+
+/** RFC 7591 §3.2.1: the client's metadata as registered, beside our own view of it. */
+function registeredMetadata(client: OAuthClient) {
+  return {
+    client_id_issued_at: Math.floor(client.createdAt.getTime() / 1000),
+    client_name: client.name,
+    scope: client.allowedScopes.join(' '),
+    token_endpoint_auth_method: client.type === 'public' ? 'none' : 'client_secret_basic',
+    response_types: client.grantTypes.includes('authorization_code') ? ['code'] : [],
+  };
 }
