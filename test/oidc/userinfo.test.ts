@@ -113,6 +113,27 @@ describe('GET /oauth/userinfo', () => {
     expect(answer.body.error).toBe('invalid_request');
   });
 
+  it('a token sent both in the header and the body, or twice in the body: 400 invalid_request (RFC 6750)', async () => {
+    const { tokens } = await tokensFor('openid');
+    const post = (body: string, authorization?: string) =>
+      fetch(service.url('/oauth/userinfo'), {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          ...(authorization ? { authorization } : {}),
+        },
+        body,
+      });
+    const both = await post(`access_token=${tokens.access_token}`, `Bearer ${tokens.access_token}`);
+    expect(both.status).toBe(400);
+    expect(both.headers.get('www-authenticate')).toContain('error="invalid_request"');
+    expect(((await both.json()) as { error: string }).error).toBe('invalid_request');
+    const twice = await post(`access_token=${tokens.access_token}&access_token=${tokens.access_token}`);
+    expect(twice.status).toBe(400);
+    const once = await post(`access_token=${tokens.access_token}`);
+    expect(once.status).toBe(200);
+  });
+
   it('refuses the token of a user disabled since', async () => {
     const { user, tokens } = await tokensFor('openid');
     await service.service.db('users').where({ id: user.id }).update({ status: 'disabled' });

@@ -34,7 +34,7 @@ export function userinfoRoutes(deps: {
   const router = new Router();
 
   const userinfo = async (ctx: Context) => {
-    const token = bearerToken(ctx);
+    const token = bearerToken(ctx, realm);
     if (!token) {
       throw new OAuthError(401, 'invalid_request', 'no access token provided', bearerChallenge(realm));
     }
@@ -93,13 +93,28 @@ export function userinfoRoutes(deps: {
   return router;
 }
 
-/** RFC 6750: the token from the Authorization header, or (POST) the access_token form field. */
-function bearerToken(ctx: Context): string | undefined {
+/**
+ * RFC 6750: the token from the Authorization header, or (POST) the access_token form field. A token
+ * sent both ways, or the field given twice, is a malformed request: 400 invalid_request (§2: clients
+ * MUST NOT use more than one method; §3.1).
+ */
+function bearerToken(ctx: Context, realm: string): string | undefined {
   const header = ctx.get('authorization');
+  const fromBody = (ctx.request as { body?: Record<string, unknown> }).body?.access_token;
+  const malformed = (description: string) =>
+    new OAuthError(
+      400,
+      'invalid_request',
+      description,
+      bearerChallenge(realm, 'invalid_request', description),
+    );
+  if (header && fromBody !== undefined) {
+    throw malformed('the access token must be sent one way only, not in both the header and the body');
+  }
+  if (Array.isArray(fromBody)) throw malformed('access_token must not be repeated');
   if (header) {
     const match = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i.exec(header.trim());
     return match?.[1];
   }
-  const fromBody = (ctx.request as { body?: Record<string, unknown> }).body?.access_token;
   return typeof fromBody === 'string' && fromBody ? fromBody : undefined;
 }
