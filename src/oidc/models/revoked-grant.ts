@@ -1,12 +1,14 @@
 import { EventEmitter } from 'node:events';
 import type { Queryable } from '../../db/database.js';
-import { userAccessTokenTtlSeconds } from '../resource-server.js';
+// From the defaults, not resource-server.ts: that loads the engine, which the CLI (revoking a user's
+// sessions records their grants here) has no use for.
+import { defaults } from '../../defaults.js';
 
 /**
  * How long a revoked grant is remembered: longer than any access token issued from it can still live
  * (one user-token lifetime, plus a minute for a token being issued while the grant is revoked).
  */
-export const revokedGrantRememberedMs = (userAccessTokenTtlSeconds + 60) * 1000;
+export const revokedGrantRememberedMs = (defaults.lifetimes.userAccessToken + 60) * 1000;
 
 export interface RevokedGrant {
   grantId: string;
