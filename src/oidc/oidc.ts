@@ -31,6 +31,7 @@ import { clientRateLimiting } from './client-rate-limits.js';
 import { engineAnswerCorrections } from './engine-answer-corrections.js';
 import { isEnginePath } from './engine-paths.js';
 import { singleLogoutPageRoutes } from './logout-pages.js';
+import { ActiveUserCache } from './active-user-cache.js';
 import { oauthTokenStanding } from './oauth-token-standing.js';
 import { createOidcProvider, oauthRoutes } from './provider.js';
 import { RevokedGrants } from './revoked-grants.js';
@@ -110,13 +111,14 @@ export async function createOidc(deps: OidcDeps): Promise<Oidc> {
   });
   const revokedGrants = new RevokedGrants(db, clock, logger);
   await revokedGrants.start();
+  const activeUsers = new ActiveUserCache(db, clock);
   const keySet = keys.published;
   const tokenVerification: TokenVerification = {
     keySet,
     issuer: config.issuer,
     audience: config.apiAudience,
-    // What an OAuth token is worth now: grant revoked, client disabled or first-party (all in memory).
-    oauthTokens: oauthTokenStanding(provider, revokedGrants),
+    // What an OAuth token is worth now: grant revoked, client or user disabled, client first-party.
+    oauthTokens: oauthTokenStanding(provider, revokedGrants, activeUsers),
     clock,
   };
   // Only the engine's own spellings of its paths reach it (engine-paths.ts).
@@ -145,6 +147,7 @@ export async function createOidc(deps: OidcDeps): Promise<Oidc> {
           provider,
           keySet,
           oauthTokens: tokenVerification.oauthTokens,
+          activeUsers,
         }),
       ],
     ]),
@@ -192,6 +195,7 @@ export async function createOidc(deps: OidcDeps): Promise<Oidc> {
     close() {
       closeProvider();
       revokedGrants.close();
+      activeUsers.close();
     },
   };
 }

@@ -34,12 +34,16 @@ export type Principal =
     }
   | { kind: 'service'; token: 'oauth-service'; clientId: string; scopes: Set<string> };
 
-/** What the service knows now about an OAuth access token's client and grant (src/oidc answers it). */
+/** What the service knows now about an OAuth access token's client, grant and user (src/oidc answers it). */
 export interface OAuthTokenStanding {
-  /** undefined when the token may no longer be used: its grant revoked, its client disabled or gone. */
+  /**
+   * undefined when the token may no longer be used: its grant revoked, its client disabled or gone, its
+   * user (absent for a service token) disabled or gone.
+   */
   check(token: {
     clientId: string;
     grantId: string | undefined;
+    userId: string | undefined;
   }): Promise<{ firstParty: boolean } | undefined>;
 }
 
@@ -54,8 +58,9 @@ export interface TokenVerification {
 
 /**
  * What a verified token is worth now, at every use (a verified token may be remembered until its exp):
- * an OAuth token is refused once its grant is revoked or its client disabled; a user's OAuth token has
- * the user's authority only while its client is first-party and the roles scope was granted.
+ * an OAuth token is refused once its grant is revoked, its client disabled or its user disabled; a
+ * user's OAuth token has the user's authority only while its client is first-party and the roles
+ * scope was granted.
  */
 export async function confirmStanding(
   principal: Principal,
@@ -65,8 +70,11 @@ export async function confirmStanding(
   const standing = await verification.oauthTokens.check({
     clientId: principal.clientId,
     grantId: principal.kind === 'user' ? principal.grantId : undefined,
+    userId: principal.kind === 'user' ? principal.userId : undefined,
   });
-  if (!standing) throw new InvalidAccessTokenError('this token was revoked or its client disabled');
+  if (!standing) {
+    throw new InvalidAccessTokenError('this token was revoked, or its client or user disabled');
+  }
   if (principal.kind === 'service') return principal;
   return { ...principal, hasUserAuthority: standing.firstParty && principal.scopes.has('roles') };
 }

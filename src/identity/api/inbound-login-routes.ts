@@ -4,7 +4,7 @@ import type { Database } from '../../db/database.js';
 import { ApiError } from '../../http/api-error.js';
 import { RateLimitExceeded, type RateLimitRule, type RateLimits } from '../../http/rate-limit.js';
 import { requestInfo } from '../../http/request-info.js';
-import { completeSignIn } from '../sessions/complete-sign-in.js';
+import { completeSignIn, InactiveUserError } from '../sessions/complete-sign-in.js';
 import { readDeviceCookie, setDeviceCookie } from '../sessions/device-bindings.js';
 import { redeemInboundLoginToken } from '../sessions/inbound-login-tokens.js';
 import type { MainAuthSigning } from '../sessions/main-auth-tokens.js';
@@ -78,12 +78,18 @@ export function inboundLoginRoutes(deps: {
         const tokens = await db.transaction(async (trx) => {
           const redeemed = await redeemInboundLoginToken(trx, body.loginToken, now);
           if (!redeemed) return undefined;
-          return completeSignIn(
-            trx,
-            signing,
-            { flow: 'login', userId: redeemed.userId, authMethods: ['sso'], request, deviceCookie },
-            now,
-          );
+          try {
+            return await completeSignIn(
+              trx,
+              signing,
+              { flow: 'login', userId: redeemed.userId, authMethods: ['sso'], request, deviceCookie },
+              now,
+            );
+          } catch (error) {
+            // Disabled since the token was made: the token is used up all the same (the commit).
+            if (error instanceof InactiveUserError) return undefined;
+            throw error;
+          }
         });
         if (!tokens) {
           throw new ApiError(

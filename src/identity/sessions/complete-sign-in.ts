@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/database.js';
+import { ApiError } from '../../http/api-error.js';
 import type { FlowKind } from '../auth-flow/flow-session.js';
 import type { RequestInfo } from '../auth-flow/step.js';
 import { findUserWithAccess } from '../access/user-access.js';
@@ -6,6 +7,16 @@ import { userFromRow, type User, type UserRow } from '../users/user.js';
 import { bindDeviceAtSignIn } from './bind-device.js';
 import type { MainAuthSigning } from './main-auth-tokens.js';
 import { startSession, type SessionTokens } from './start-session.js';
+
+/**
+ * The user of a sign-in is gone or disabled (a disable that raced the sign-in, or an inbound login for
+ * a user disabled since): no session is started. Refused as a login of an unknown account is.
+ */
+export class InactiveUserError extends ApiError {
+  constructor() {
+    super(401, 'unauthorized', 'This account cannot sign in.');
+  }
+}
 
 export interface CompletedSignIn extends SessionTokens {
   newDeviceSecret?: string | undefined;
@@ -33,12 +44,15 @@ export async function completeSignIn(
 ): Promise<CompletedSignIn> {
   // The user's record (saved on the device) and access (the token's claims) in one read.
   const found = await findUserWithAccess<UserRow>(trx, signIn.userId);
-  const user = found ? userFromRow(found.user) : undefined;
+  // The last word on who may get a session: every way in (a flow, the OIDC pages, federation, inbound
+  // SSO) ends here, in the transaction that starts it.
+  if (!found || found.user.status !== 'active') throw new InactiveUserError();
+  const user = userFromRow(found.user);
   const device = await bindDeviceAtSignIn(trx, signIn.deviceCookie, signIn.request, { user }, now);
   const tokens = await startSession(
     trx,
     signing,
-    { ...signIn, deviceBindingId: device.deviceBindingId, access: found?.access },
+    { ...signIn, deviceBindingId: device.deviceBindingId, access: found.access },
     now,
   );
   return {

@@ -2,6 +2,7 @@ import type { Queryable } from '../../db/database.js';
 import { lockoutSubject } from '../brute-force/account-lockout.js';
 import { isUuid } from '../uuid.js';
 import { userFromRow, type User, type UserRow, type UserStatus } from './user.js';
+import { announceUserStatus } from './user-status-changes.js';
 
 export interface UserSearch {
   /** Part of the email, phone or name (case-insensitive), or the user's id. */
@@ -42,7 +43,11 @@ export async function findUsers(db: Queryable, query: UserSearch): Promise<{ use
   return { users: (rows as UserRow[]).map(userFromRow), total: counted?.total ?? 0 };
 }
 
-/** Sets a user's status; false when there is no such user. */
+/**
+ * Sets a user's status; false when there is no such user. This node's token checks learn it at once,
+ * inside a transaction before the commit: should it fail, a disabled user's tokens are refused here a
+ * few seconds early, never accepted late.
+ */
 export async function setUserStatus(
   db: Queryable,
   userId: string,
@@ -50,7 +55,9 @@ export async function setUserStatus(
   now: Date,
 ): Promise<boolean> {
   if (!isUuid(userId)) return false;
-  return (await db('users').where({ id: userId }).update({ status, updated_at: now })) > 0;
+  const changed = (await db('users').where({ id: userId }).update({ status, updated_at: now })) > 0;
+  if (changed) announceUserStatus(userId, status);
+  return changed;
 }
 
 /** The sources the account is locked out from right now (the lockout ladder). */

@@ -13,7 +13,7 @@ import {
 } from '../../tokens/oauth-access-token.js';
 import type { OAuthTokenStanding } from '../../tokens/principal.js';
 import { VerifiedTokenCache } from '../../tokens/verified-token-cache.js';
-import { ActiveUserCache } from '../active-user-cache.js';
+import type { ActiveUserCache } from '../active-user-cache.js';
 import { authenticateClientWithBasic } from '../client-authentication.js';
 import { findActiveRefreshToken } from '../models/oauth-refresh-token.js';
 import { OAuthError } from '../oauth-error.js';
@@ -64,9 +64,9 @@ export function introspectionEndpoint(deps: {
   provider: Provider;
   keySet: PublishedKeySet;
   oauthTokens: OAuthTokenStanding;
+  activeUsers: ActiveUserCache;
 }): Middleware {
-  const { config, db, clock, provider, keySet, oauthTokens } = deps;
-  const activeUsers = new ActiveUserCache(db, clock);
+  const { config, db, clock, provider, keySet, oauthTokens, activeUsers } = deps;
   // A resource server introspects the bearer token of every call it serves: one verification per token.
   const verifiedTokens = new VerifiedTokenCache<OAuthAccessTokenClaims>(clock);
 
@@ -93,9 +93,12 @@ export function introspectionEndpoint(deps: {
     const isResourceServer = caller.grantTypeAllowed('client_credentials');
     if (claims.client_id !== caller.clientId && !isResourceServer) return inactive;
     // A token dies with its grant (revoked) and its client (disabled); a user's token with the user's account.
-    const standing = await oauthTokens.check({ clientId: claims.client_id, grantId: claims.grant_id });
+    const standing = await oauthTokens.check({
+      clientId: claims.client_id,
+      grantId: claims.grant_id,
+      userId: claims.serviceClient ? undefined : claims.sub,
+    });
     if (!standing) return inactive;
-    if (!claims.serviceClient && !(await activeUsers.isActive(claims.sub))) return inactive;
     return {
       active: true,
       sub: claims.sub,

@@ -60,8 +60,10 @@ export function userinfoRoutes(deps: {
         bearerChallenge(realm, 'insufficient_scope', 'access token is missing the openid scope'),
       );
     }
-    if (!(await oauthTokens.check({ clientId: claims.client_id, grantId: claims.grant_id }))) {
-      throw invalid('the access token was revoked or its client disabled');
+    if (
+      !(await oauthTokens.check({ clientId: claims.client_id, grantId: claims.grant_id, userId: claims.sub }))
+    ) {
+      throw invalid('the access token was revoked, or its client or user disabled');
     }
     const account = await loadAccount(db, claims.sub);
     if (!account) throw invalid('the user of this token no longer exists or is disabled');
