@@ -11,6 +11,8 @@ import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
+import { insertSession } from '../src/identity/sessions/sessions.js';
+import { insertUser } from '../src/identity/users/user.js';
 import { generateRsaPrivateKeyPem } from '../src/keys/development-secrets.js';
 import { createLogger } from '../src/logger.js';
 import { crmEntities, crmMessageTypes, isCrmMessageType } from '../src/management/crm-contract/crm-events.js';
@@ -131,13 +133,28 @@ try {
   });
   server.on('request', service.app.callback());
   const now = new Date();
+  // A main-auth token is accepted only while its session is live: a real user and session behind it.
+  const reader = await insertUser(service.db, { email: `bench-${crypto.randomUUID()}@example.com` });
+  const session = await insertSession(
+    service.db,
+    {
+      id: crypto.randomUUID(),
+      refreshTokenId: crypto.randomUUID(),
+      userId: reader.id,
+      userAgent: 'bench',
+      ipAddress: '127.0.0.1',
+      browserName: '',
+      authMethod: 'pwd',
+    },
+    now,
+  );
   const { token } = await issueMainAuthAccessToken(
     service.keys.mainAuth,
     { issuer: config.issuer, audience: config.apiAudience },
     {
-      userId: crypto.randomUUID(),
+      userId: reader.id,
       tokenId: crypto.randomUUID(),
-      sessionId: crypto.randomUUID(),
+      sessionId: session.id,
       authMethod: 'pwd',
       authTime: now,
       roles: [],

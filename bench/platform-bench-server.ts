@@ -5,6 +5,7 @@ import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../src/config.js';
+import { insertSession } from '../src/identity/sessions/sessions.js';
 import { insertUser } from '../src/identity/users/user.js';
 import { generateRsaPrivateKeyPem } from '../src/keys/development-secrets.js';
 import { createLogger } from '../src/logger.js';
@@ -35,13 +36,27 @@ const user = await insertUser(service.db, {
   email: `bench-${crypto.randomUUID()}@example.com`,
   emailVerified: true,
 });
+// A main-auth token is accepted only while its session is live.
+const session = await insertSession(
+  service.db,
+  {
+    id: crypto.randomUUID(),
+    refreshTokenId: crypto.randomUUID(),
+    userId: user.id,
+    userAgent: 'bench',
+    ipAddress: '127.0.0.1',
+    browserName: '',
+    authMethod: 'pwd',
+  },
+  new Date(),
+);
 const { token } = await issueMainAuthAccessToken(
   service.keys.mainAuth,
   { issuer: config.issuer, audience: config.apiAudience },
   {
     userId: user.id,
     tokenId: crypto.randomUUID(),
-    sessionId: crypto.randomUUID(),
+    sessionId: session.id,
     authMethod: 'pwd',
     authTime: new Date(),
     roles: [],

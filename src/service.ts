@@ -30,6 +30,7 @@ import type { AuthMethodRegistry } from './identity/auth-methods/auth-method-plu
 import type { OAuthProviderConfig } from './identity/federation/oauth-provider-config.js';
 import type { OAuthProviderRegistry } from './identity/federation/oauth-provider-registry.js';
 import { createIdentity } from './identity/identity.js';
+import { LiveSessionCache } from './identity/sessions/live-session-cache.js';
 import type { DevelopmentTransport } from './identity/transports/development-transport.js';
 import type { Transport } from './identity/transports/transport.js';
 import type { TransportRegistry } from './identity/transports/transport-registry.js';
@@ -156,6 +157,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
 
   const secrets = options.secrets ?? (await resolveSecrets(config, logger));
   const keys = await activateServiceKeys({ db, clock }, secrets);
+  const liveSessions = new LiveSessionCache(db, clock, settings.sessions);
   const oidc = await createOidc({
     config,
     db,
@@ -165,6 +167,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     cookieKeys: secrets.cookieKeys,
     lifetimes: settings.lifetimes,
     clientCache: settings.clientCache,
+    mainAuthSessions: liveSessions,
   });
   const { provider, tokenVerification } = oidc;
   const rateLimits = new RateLimits(db, settings.rateLimits);
@@ -334,6 +337,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     async close() {
       cleanup?.stop();
       oidc.close();
+      liveSessions.close();
       // The consumers, the relay and the NATS connection first: they use the database.
       platform.close();
       await management.close();

@@ -3,6 +3,7 @@ import { InvalidAccessTokenError } from '../tokens/oauth-access-token.js';
 import {
   confirmStanding,
   principalHasPermission,
+  SessionEndedError,
   verifySignedToken,
   type Principal,
   type TokenKind,
@@ -56,6 +57,12 @@ export function requireAccessToken(
         ctx.state.principal = await confirmStanding(verified, verification);
       }
     } catch (error) {
+      if (error instanceof SessionEndedError) {
+        // What the identity API has always answered for an ended session's token (requireActiveSession).
+        throw new ApiError(401, 'session_ended', 'This session has ended. Sign in again.', undefined, {
+          'WWW-Authenticate': `Bearer realm="${verification.issuer}", error="invalid_token"`,
+        });
+      }
       if (error instanceof InvalidAccessTokenError) {
         throw unauthenticated(
           verification.issuer,

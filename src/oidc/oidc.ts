@@ -14,7 +14,7 @@ import type { SecurityNotifications } from '../identity/notifications/security-n
 import type { MainAuthSigning } from '../identity/sessions/main-auth-tokens.js';
 import type { ServiceKeys } from '../keys/service-keys.js';
 import type { Logger } from '../logger.js';
-import type { TokenVerification } from '../tokens/principal.js';
+import type { MainAuthSessionStanding, TokenVerification } from '../tokens/principal.js';
 import { clientRegistrationRoutes } from './actions/client-registration.js';
 import { consentRoutes } from './actions/consents.js';
 import { discoveryRoutes } from './actions/discovery.js';
@@ -45,6 +45,8 @@ export interface OidcDeps {
   cookieKeys: string[];
   lifetimes: ServiceSettings['lifetimes'];
   clientCache: ServiceSettings['clientCache'];
+  /** Whether a main-auth token's session is live (src/identity/sessions/live-session-cache.ts). */
+  mainAuthSessions: MainAuthSessionStanding;
 }
 
 /** What the OAuth routes need of the identity module (sign-in, consent, federation). */
@@ -119,6 +121,7 @@ export async function createOidc(deps: OidcDeps): Promise<Oidc> {
     audience: config.apiAudience,
     // What an OAuth token is worth now: grant revoked, client or user disabled, client first-party.
     oauthTokens: oauthTokenStanding(provider, revokedGrants, activeUsers),
+    mainAuthSessions: deps.mainAuthSessions,
     clock,
   };
   // Only the engine's own spellings of its paths reach it (engine-paths.ts).

@@ -47,26 +47,46 @@ export interface OAuthTokenStanding {
   }): Promise<{ firstParty: boolean } | undefined>;
 }
 
+/** Whether a main-auth access token's session is still live (src/identity/sessions answers it). */
+export interface MainAuthSessionStanding {
+  /** False once the session is logged out, revoked, expired or idle, or its user disabled. */
+  isLive(token: { sessionId: string; userId: string }): Promise<boolean>;
+}
+
+/** A main-auth token whose session has ended: refused everywhere, whatever its exp says. */
+export class SessionEndedError extends InvalidAccessTokenError {
+  override name = 'SessionEndedError';
+}
+
 export interface TokenVerification {
   keySet: PublishedKeySet;
   issuer: string;
   audience: string;
   oauthTokens: OAuthTokenStanding;
+  mainAuthSessions: MainAuthSessionStanding;
   /** Judges exp and nbf, and how long a verified token is remembered. */
   clock: Clock;
 }
 
 /**
  * What a verified token is worth now, at every use (a verified token may be remembered until its exp):
- * an OAuth token is refused once its grant is revoked, its client disabled or its user disabled; a
- * user's OAuth token has the user's authority only while its client is first-party and the roles
- * scope was granted.
+ * a main-auth token is refused once its session has ended (a copy taken before a logout acts nowhere,
+ * on any API: no router has to remember it); an OAuth token once its grant is revoked, its client
+ * disabled or its user disabled; a user's OAuth token has the user's authority only while its client
+ * is first-party and the roles scope was granted.
  */
 export async function confirmStanding(
   principal: Principal,
   verification: TokenVerification,
 ): Promise<Principal> {
-  if (principal.token === 'main-auth' || principal.clientId === undefined) return principal;
+  if (principal.token === 'main-auth') {
+    const { sessionId, userId } = principal;
+    if (sessionId === undefined || !(await verification.mainAuthSessions.isLive({ sessionId, userId }))) {
+      throw new SessionEndedError('the session of this token has ended');
+    }
+    return principal;
+  }
+  if (principal.clientId === undefined) return principal;
   const standing = await verification.oauthTokens.check({
     clientId: principal.clientId,
     grantId: principal.kind === 'user' ? principal.grantId : undefined,

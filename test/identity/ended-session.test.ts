@@ -1,14 +1,16 @@
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findUserById } from '../../src/identity/users/user.js';
-import { createTestClient, createTestUser, uniqueEmail } from '../support/fixtures.js';
+import { callbackUri, createTestClient, createTestUser, uniqueEmail } from '../support/fixtures.js';
+import { MovableClock } from '../support/manual-clock.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 import { IdentityClient } from './support/identity-client.js';
 
+const clock = new MovableClock();
 let service: TestService;
 let client: IdentityClient;
 beforeAll(async () => {
-  service = await startTestService({ env: { TRUST_PROXY: 'true' } });
+  service = await startTestService({ env: { TRUST_PROXY: 'true' }, clock });
   client = new IdentityClient(service);
 });
 afterAll(() => service?.close());
@@ -88,5 +90,70 @@ describe('the access token of an ended session', () => {
     });
     expect(response.status).toBe(401);
     expect(await response.json()).toMatchObject({ error: 'session_ended' });
+  });
+});
+
+/** An administrator's main-auth token at the service's other APIs: each answer's status and error code. */
+async function administration(token: string, userId: string) {
+  const call = async (method: string, path: string, body?: unknown) => {
+    const response = await fetch(service.url(path), {
+      method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const answer = (await response.json()) as { error?: string };
+    return { status: response.status, error: answer.error };
+  };
+  return {
+    users: await call('GET', '/api/v2/admin/users'),
+    unlock: await call('POST', `/api/v2/admin/users/${userId}/unlock`),
+    dashboards: await call('GET', '/api/v2/management/dashboards/sales?from=2026-01-01&to=2026-02-01'),
+    featureFlags: await call('POST', '/api/v2/platform/feature-flags', {
+      key: `ended_${crypto.randomBytes(4).toString('hex')}`,
+    }),
+    register: await call('POST', '/oauth/clients/register', {
+      name: 'Ended session',
+      type: 'public',
+      redirect_uris: [callbackUri],
+      scopes: ['openid'],
+    }),
+  };
+}
+
+const ended = { status: 401, error: 'session_ended' };
+const refusedEverywhere = {
+  users: ended,
+  unlock: ended,
+  dashboards: ended,
+  featureFlags: ended,
+  register: ended,
+};
+
+describe('an administrator’s access token of an ended session', () => {
+  it('is refused at once by the admin, platform and management APIs and client registration', async () => {
+    const admin = await createTestUser(service.service.db, { roles: ['super_admin'] });
+    const login = await client.login(admin.email!, admin.password);
+    expect(await administration(login.accessToken, admin.id)).toMatchObject({
+      users: { status: 200 },
+      unlock: { status: 200 },
+      dashboards: { status: 200 },
+      featureFlags: { status: 201 },
+      register: { status: 201 },
+    });
+    expect((await client.post('/auth/logout', undefined, { cookie: login.refreshCookie })).status).toBe(200);
+    expect(await administration(login.accessToken, admin.id)).toMatchObject(refusedEverywhere);
+  });
+
+  it('is refused within seconds when another node revoked the session', async () => {
+    const admin = await createTestUser(service.service.db, { roles: ['super_admin'] });
+    const login = await client.login(admin.email!, admin.password);
+    expect((await administration(login.accessToken, admin.id)).users.status).toBe(200);
+    // Another node's revocation (or a password change there): only the database knows.
+    await service.service.db('sessions').where({ user_id: admin.id }).update({ is_revoked: true });
+    clock.advance(6_000);
+    expect(await administration(login.accessToken, admin.id)).toMatchObject(refusedEverywhere);
   });
 });

@@ -8,7 +8,7 @@ import { generateRsaPrivateKeyPem } from '../../src/keys/development-secrets.js'
 import { signingKeyFromPem } from '../../src/keys/signing-keys.js';
 import { createTestDatabase } from '../support/database.js';
 import { createTestUser } from '../support/fixtures.js';
-import { signMainAuthToken } from '../support/sign-in.js';
+import { insertTestSession, signMainAuthToken } from '../support/sign-in.js';
 import { createRole } from '../platform/support/platform-tokens.js';
 import { repositoryRoot } from '../support/run-process.js';
 import { freePort } from '../support/free-port.js';
@@ -63,7 +63,7 @@ async function tokenWith(permissions: string[]): Promise<string> {
     await signingKeyFromPem(mainAuthPem, 'main-auth'),
     { issuer: `http://127.0.0.1:${port}`, audience: 'urn:ecosystem:api' },
     user,
-    await loadUserAccess(db, user.id),
+    { ...(await loadUserAccess(db, user.id)), sessionId: await insertTestSession(db, user.id) },
   );
 }
 

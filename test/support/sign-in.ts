@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import type { Queryable } from '../../src/db/database.js';
 import { insertSession } from '../../src/identity/sessions/sessions.js';
 import type { SigningKey } from '../../src/keys/signing-keys.js';
 import { issueMainAuthAccessToken } from '../../src/tokens/main-auth-access-token.js';
@@ -34,8 +35,21 @@ export async function startTestSession(
   userId: string,
   options: { authenticatedAt?: Date | undefined } = {},
 ): Promise<string> {
+  return insertTestSession(service.service.db, userId, service.service.clock.now(), options);
+}
+
+/**
+ * The same session record, for a service the test does not run in-process (its database given):
+ * main-auth tokens are refused everywhere without a live session behind them.
+ */
+export async function insertTestSession(
+  db: Queryable,
+  userId: string,
+  now = new Date(),
+  options: { authenticatedAt?: Date | undefined } = {},
+): Promise<string> {
   const session = await insertSession(
-    service.service.db,
+    db,
     {
       id: crypto.randomUUID(),
       refreshTokenId: crypto.randomUUID(),
@@ -45,11 +59,10 @@ export async function startTestSession(
       browserName: '',
       authMethod: 'pwd',
     },
-    service.service.clock.now(),
+    now,
   );
   if (options.authenticatedAt) {
-    await service.service
-      .db('sessions')
+    await db('sessions')
       .where({ id: session.id })
       .update({ auth_time: options.authenticatedAt, last_authenticated_at: options.authenticatedAt });
   }

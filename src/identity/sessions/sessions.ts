@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Queryable } from '../../db/database.js';
 import { isUuid } from '../uuid.js';
+import { announceSessionsEnded } from './session-ends.js';
 import { idleCutoff, type SessionPolicy } from './session-policy.js';
 import { defaults } from '../../defaults.js';
 import { endOidcSignInsOf } from '../../oidc/models/user-sign-ins.js';
@@ -196,6 +197,8 @@ async function revokeSessionsWhere(
     ['id'],
   );
   const ids = rows.map((row) => row.id);
+  // This node refuses their access tokens from now on (before the commit: never accepted late).
+  announceSessionsEnded(ids);
   if (ids.length > 0) {
     await db('refresh_tokens')
       .whereIn('session_id', ids)
