@@ -1,10 +1,14 @@
+import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { uniqueEmail } from '../support/fixtures.js';
+import { MovableClock } from '../support/manual-clock.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 import { firstPartyClientWithUserToken, requestLoginToken } from './support/inbound-login.js';
 
+const clock = new MovableClock();
 let service: TestService;
 beforeAll(async () => {
-  service = await startTestService();
+  service = await startTestService({ clock });
 });
 afterAll(() => service?.close());
 
@@ -77,5 +81,54 @@ describe('POST /oauth/sso/inbound and POST /api/v2/identity/auth/inbound', () =>
   it('refuses an unknown login token and a malformed body', async () => {
     expect((await signInWith('no-such-token')).status).toBe(401);
     expect((await signInWith(42)).status).toBe(400);
+  });
+});
+
+describe('an inbound login is no fresh authentication', () => {
+  /** The main-auth session an inbound login starts from the first-party client's user token. */
+  async function inboundSession(parties: Awaited<ReturnType<typeof firstPartyClientWithUserToken>>) {
+    const issued = await requestLoginToken(service, parties, { access_token: parties.accessToken });
+    expect(issued.status).toBe(201);
+    const { login_token: loginToken } = (await issued.json()) as { login_token: string };
+    const signedIn = await signInWith(loginToken);
+    expect(signedIn.status).toBe(200);
+    return ((await signedIn.json()) as { accessToken: string }).accessToken;
+  }
+
+  /** The two re-authentication-gated changes of the probe: a new contact, a TOTP set-up. */
+  async function sensitiveChanges(token: string) {
+    const call = async (path: string, body: unknown) => {
+      const response = await fetch(service.url(`/api/v2/identity${path}`), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify(body),
+      });
+      return { status: response.status, error: ((await response.json()) as { error?: string }).error };
+    };
+    return {
+      contact: await call('/auth/verify/send', { identifier: uniqueEmail('inbound') }),
+      totp: await call('/security/auth-methods/totp/setup', {}),
+    };
+  }
+
+  it('a recent sign-in at the client passes re-authentication checks', async () => {
+    const parties = await firstPartyClientWithUserToken(service);
+    const token = await inboundSession(parties);
+    expect(await sensitiveChanges(token)).toMatchObject({ contact: { status: 200 }, totp: { status: 200 } });
+  });
+
+  it('the session keeps the sign-in’s auth_time: one older than the window needs re-authentication', async () => {
+    const parties = await firstPartyClientWithUserToken(service);
+    const signedInAt = decodeJwt(parties.accessToken).auth_time as number;
+    // Past the re-authentication window (5 minutes), the client's access token still live (15).
+    clock.advance(6 * 60_000);
+    const token = await inboundSession(parties);
+
+    expect(decodeJwt(token).auth_time).toBe(signedInAt);
+    const [session] = await service.service.db('sessions').where({ user_id: parties.user.id });
+    expect(session.auth_time.getTime()).toBe(signedInAt * 1000);
+    expect(session.last_authenticated_at.getTime()).toBe(signedInAt * 1000);
+    const reauthenticate = { status: 401, error: 'reauthentication_required' };
+    expect(await sensitiveChanges(token)).toMatchObject({ contact: reauthenticate, totp: reauthenticate });
   });
 });

@@ -82,7 +82,15 @@ export function inboundLoginRoutes(deps: {
             return await completeSignIn(
               trx,
               signing,
-              { flow: 'login', userId: redeemed.userId, authMethods: ['sso'], request, deviceCookie },
+              {
+                flow: 'login',
+                userId: redeemed.userId,
+                authMethods: ['sso'],
+                request,
+                deviceCookie,
+                // The original sign-in's time: inbound SSO is no fresh authentication.
+                authenticatedAt: redeemed.authTime,
+              },
               now,
             );
           } catch (error) {

@@ -39,6 +39,8 @@ export async function completeSignIn(
     authMethods: string[];
     request: RequestInfo;
     deviceCookie: string | undefined;
+    /** When the user authenticated, if not now (inbound SSO: the original sign-in). */
+    authenticatedAt?: Date | undefined;
   },
   now: Date,
 ): Promise<CompletedSignIn> {

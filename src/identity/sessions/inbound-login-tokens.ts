@@ -4,10 +4,13 @@ import type { Queryable } from '../../db/database.js';
 /** Spec: inbound SSO artefacts live 60 seconds. */
 export const inboundLoginTokenLifetimeSeconds = 60;
 
-/** A new one-time login token (256 random bits) for a user, handed out to one client. */
+/**
+ * A new one-time login token (256 random bits) for a user, handed out to one client. `authTime` is when
+ * the user last authenticated (the access token's auth_time): the session it starts keeps it.
+ */
 export async function storeInboundLoginToken(
   db: Queryable,
-  grant: { userId: string; clientId: string },
+  grant: { userId: string; clientId: string; authTime: Date },
   now: Date,
 ): Promise<{ token: string; expiresAt: Date }> {
   const token = randomSecret(32);
@@ -16,6 +19,7 @@ export async function storeInboundLoginToken(
     token_hash: sha256(token),
     user_id: grant.userId,
     client_id: grant.clientId,
+    auth_time: grant.authTime,
     expires_at: expiresAt,
     created_at: now,
   });
@@ -31,13 +35,15 @@ export async function redeemInboundLoginToken(
   db: Queryable,
   token: string,
   now: Date,
-): Promise<{ userId: string; clientId: string } | undefined> {
+): Promise<{ userId: string; clientId: string; authTime: Date } | undefined> {
+  // A token made before auth_time was recorded is refused: its session would pass for a fresh sign-in.
   const result = await db.raw(
     `update inbound_login_tokens set used_at = cast(? as timestamptz)
      where token_hash = ? and used_at is null and expires_at > cast(? as timestamptz)
-     returning user_id, client_id`,
+       and auth_time is not null
+     returning user_id, client_id, auth_time`,
     [now, sha256(token), now],
   );
-  const row = (result.rows as { user_id: string; client_id: string }[])[0];
-  return row ? { userId: row.user_id, clientId: row.client_id } : undefined;
+  const row = (result.rows as { user_id: string; client_id: string; auth_time: Date }[])[0];
+  return row ? { userId: row.user_id, clientId: row.client_id, authTime: row.auth_time } : undefined;
 }

@@ -75,6 +75,11 @@ export interface NewSession {
   ipAddress: string;
   browserName: string;
   authMethod: string;
+  /**
+   * When the user authenticated, if before the session starts (inbound SSO: the access token's
+   * auth_time); default now. The session's auth_time and last re-authentication both start from it.
+   */
+  authenticatedAt?: Date | undefined;
 }
 
 /**
@@ -86,6 +91,8 @@ export function sessionInsert(
   session: NewSession,
   now: Date,
 ): { insert: Knex.QueryBuilder; session: Session } {
+  const authenticatedAt =
+    session.authenticatedAt && session.authenticatedAt < now ? session.authenticatedAt : now;
   const row: SessionRow = {
     id: session.id,
     refresh_token_id: session.refreshTokenId,
@@ -95,8 +102,8 @@ export function sessionInsert(
     ip_address: session.ipAddress,
     browser_name: session.browserName,
     auth_method: session.authMethod,
-    auth_time: now,
-    last_authenticated_at: now,
+    auth_time: authenticatedAt,
+    last_authenticated_at: authenticatedAt,
     last_activity_at: now,
     expires_at: new Date(now.getTime() + sessionLifetimeMs),
     is_revoked: false,

@@ -24,6 +24,8 @@ export interface SignIn {
   deviceBindingId?: string | undefined;
   /** The user's roles and permissions, when already read in this transaction. */
   access?: UserAccess | undefined;
+  /** When the user authenticated, if not now (inbound SSO carries the original sign-in's time). */
+  authenticatedAt?: Date | undefined;
 }
 
 /**
@@ -48,6 +50,7 @@ export async function startSession(
       ipAddress: signIn.request.ip,
       browserName: browserNameOf(signIn.request.userAgent),
       authMethod: signIn.authMethods.join('+') || 'unknown',
+      authenticatedAt: signIn.authenticatedAt,
     },
     now,
   );

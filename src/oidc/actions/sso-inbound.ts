@@ -49,6 +49,7 @@ export function ssoInboundRoutes(deps: {
     }
     const body = inboundRequest.parse(ctx.request.body ?? {});
     let userId: string;
+    let authTime: Date;
     try {
       const principal = await confirmStanding(
         await verifySignedToken(body.access_token, deps.tokenVerification, ['oauth-user']),
@@ -57,7 +58,13 @@ export function ssoInboundRoutes(deps: {
       if (principal.kind !== 'user' || principal.clientId !== client.clientId) {
         throw new InvalidAccessTokenError('the access token was not issued to this client');
       }
+      // The session this starts inherits the token's authentication time: inbound SSO proves nothing
+      // new about who holds the browser, so it must not pass for a fresh authentication.
+      if (principal.authTime === undefined) {
+        throw new InvalidAccessTokenError('the access token does not say when its user authenticated');
+      }
       userId = principal.userId;
+      authTime = new Date(principal.authTime * 1000);
     } catch (error) {
       if (error instanceof InvalidAccessTokenError) {
         throw new ApiError(400, 'invalid_token', 'The access token is not a live user token of this client.');
@@ -65,7 +72,11 @@ export function ssoInboundRoutes(deps: {
       throw error;
     }
     const now = deps.clock.now();
-    const { token } = await storeInboundLoginToken(deps.db, { userId, clientId: client.clientId }, now);
+    const { token } = await storeInboundLoginToken(
+      deps.db,
+      { userId, clientId: client.clientId, authTime },
+      now,
+    );
     ctx.status = 201;
     ctx.body = {
       login_token: token,
