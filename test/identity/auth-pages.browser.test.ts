@@ -92,7 +92,7 @@ describe('/:lang/auth in a real browser', { timeout: 120_000 }, () => {
       await submit(page, 'Skip');
       await submit(page, 'Skip');
 
-      await page.getByRole('heading', { name: 'Demo app wants to access your account' }).waitFor();
+      await page.getByRole('heading', { name: 'Demo app wants to access your Identity account' }).waitFor();
       await expectAccessible(page, artifacts, 'consent-en');
       await submit(page, 'Allow');
       const tokens = await redeem(config, request, page);

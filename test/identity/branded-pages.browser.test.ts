@@ -3,11 +3,13 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../support/browser.js';
+import { createTestClient, createTestUser } from '../support/fixtures.js';
 import { expectAccessible, withRelyingPartyPage } from '../support/page-checks.js';
+import { buildAuthorizationRequest, discover } from '../support/relying-party.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 // The product's brand (BRAND_PRODUCT_NAME) heads every page a person may land on, not only sign-in:
-// reset password, the error pages (ours and the engine's), logout and "signed out". In Debian's
+// consent, reset password, the error pages (ours and the engine's), logout and "signed out". In Debian's
 // chromium, axe-scanned light and dark; screenshots in test-artifacts/branded-pages/.
 
 const artifacts = path.resolve('test-artifacts/branded-pages');
@@ -63,5 +65,31 @@ describe('the brand on every page', { timeout: 120_000 }, () => {
       await page.goto(service.url('/ru/auth/single-logout'));
       await expectBrand(page);
     }, false);
+  });
+
+  it('consent: the product name heads the page, the heading names the client asking, in English and Russian', async () => {
+    const user = await createTestUser(service.service.db);
+    const { client } = await createTestClient(service.service.db, { name: 'Demo app' });
+    const config = await discover(service.issuer, client.clientId);
+    const headings = {
+      en: 'Demo app wants to access your Acme Learning account',
+      ru: 'Demo app запрашивает доступ к вашей учётной записи Acme Learning',
+    };
+    for (const lang of ['en', 'ru'] as const) {
+      await withPage(async (page) => {
+        const request = await buildAuthorizationRequest(config, { ui_locales: lang });
+        await page.goto(request.url.toString());
+        await page.locator('#identifier').fill(user.email!);
+        await page.locator('button[type="submit"]').click();
+        await page.locator('#password').fill(user.password);
+        await page.locator('button[type="submit"]').click();
+        await page.getByRole('heading', { name: headings[lang], exact: true }).waitFor();
+        expect(await page.getAttribute('html', 'lang')).toBe(lang);
+        // The brand first, as on every page; the client named where it says what it asks.
+        expect((await page.locator('main > :first-child').innerText()).trim()).toBe('Acme Learning');
+        expect(await page.getByTestId('client-name').innerText()).toBe('Demo app');
+        await expectAccessible(page, artifacts, `consent-${lang}`);
+      });
+    }
   });
 });
