@@ -9,7 +9,8 @@ import { buildAuthorizationRequest, discover } from '../support/relying-party.js
 import { startTestService, type TestService } from '../support/test-service.js';
 
 // The product's brand (BRAND_PRODUCT_NAME) heads every page a person may land on, not only sign-in:
-// consent, reset password, the error pages (ours and the engine's), logout and "signed out". In Debian's
+// consent, reset password, the error pages (ours and the engine's), logout and "signed out"; its
+// initial in its colour is the pages' icon. In Debian's
 // chromium, axe-scanned light and dark; screenshots in test-artifacts/branded-pages/.
 
 const artifacts = path.resolve('test-artifacts/branded-pages');
@@ -90,6 +91,41 @@ describe('the brand on every page', { timeout: 120_000 }, () => {
         expect(await page.getByTestId('client-name').innerText()).toBe('Demo app');
         await expectAccessible(page, artifacts, `consent-${lang}`);
       });
+    }
+  });
+
+  it('the sign-in pages log no errors and every resource loads, the icon too, in English and Russian', async () => {
+    // A context of its own: where requests are intercepted (withPage's), chromium asks for no icon.
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      const problems: string[] = [];
+      page.on('pageerror', (error) => problems.push(`script error: ${error.message}`));
+      // The icon's request is the browser's, not the page's: only its console error shows a 404.
+      page.on('console', (message) => {
+        if (message.type() === 'error')
+          problems.push(`console: ${message.text()} (${message.location().url || page.url()})`);
+      });
+      page.on('requestfailed', (request) => problems.push(`failed: ${request.url()}`));
+      page.on('response', (response) => {
+        if (response.status() >= 400) problems.push(`${response.status()}: ${response.url()}`);
+      });
+      for (const lang of ['en', 'ru']) {
+        await page.goto(service.url(`/${lang}/auth`));
+        await expectBrand(page);
+        // The browser asks for the icon once the page has loaded.
+        await page.waitForLoadState('networkidle');
+      }
+      expect(problems, problems.join('\n')).toEqual([]);
+      const icon = await page.getAttribute('link[rel="icon"]', 'href');
+      expect(icon).toBe('/assets/favicon.svg');
+      const answer = await page.request.get(service.url(icon!));
+      expect(answer.status()).toBe(200);
+      expect(answer.headers()['content-type']).toBe('image/svg+xml');
+      // The initial of the product's name (Acme Learning), white on the brand's colour.
+      expect(await answer.text()).toContain('>A</text>');
+    } finally {
+      await context.close();
     }
   });
 });
