@@ -222,6 +222,14 @@ describe('the admin page of OAuth clients (/:lang/admin/oauth-clients) in a real
     await withPage(async (page) => {
       await openSignedIn(page, 'ru');
       expect(await page.textContent('h1')).toBe('OAuth-клиенты');
+      // Every column header in Russian ("Client ID" was left in English).
+      expect(await page.locator('[data-testid="clients"] thead th').allTextContents()).toEqual([
+        'Название',
+        'Идентификатор клиента',
+        'Статус',
+        'Создан',
+        'Действия',
+      ]);
       expect(await page.textContent('#create-form button[type="submit"]')).toBe('Создать клиента');
       const reports = row(page, 'Сервер отчётов');
       expect(await reports.locator('[data-testid="status"]').textContent()).toBe('Активен');

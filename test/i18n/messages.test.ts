@@ -34,4 +34,23 @@ describe('messages', () => {
       expect(read('ru'), file).toEqual(read('en'));
     }
   });
+
+  it('has no Russian message left in English (the same text, or no Cyrillic letter at all)', () => {
+    // Names that are the same in every language.
+    const sameEverywhere = new Set(['management.json snapshot']);
+    const untranslated: string[] = [];
+    for (const file of fs.readdirSync(path.join(localesDirectory, 'en'))) {
+      const read = (language: string) =>
+        JSON.parse(fs.readFileSync(path.join(localesDirectory, language, file), 'utf8')) as Record<
+          string,
+          string
+        >;
+      const en = read('en');
+      for (const [id, text] of Object.entries(read('ru'))) {
+        if (sameEverywhere.has(`${file} ${id}`)) continue;
+        if (text === en[id] || !/[а-яё]/i.test(text)) untranslated.push(`${file} ${id}: ${text}`);
+      }
+    }
+    expect(untranslated).toEqual([]);
+  });
 });
