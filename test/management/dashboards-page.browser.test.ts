@@ -141,6 +141,13 @@ describe('the dashboards page (/:lang/management/dashboards) in a real browser',
         expect(await page.getAttribute('[data-testid="reconciliation-sales"]', 'data-status')).toBe(
           'matched',
         );
+        // Each line of the reconciliation says in words what it compares, not its key.
+        const reconciled = await page.locator('#reconciliation p').allTextContents();
+        expect(reconciled.map((line) => line.slice(0, line.indexOf(': ')))).toEqual(
+          lang === 'en'
+            ? ['Sales of the period', 'Balance now', 'Teacher payouts for April 2026']
+            : ['Продажи за период', 'Баланс сейчас', 'Выплаты преподавателям за апрель 2026 г.'],
+        );
         // The charts drew (Chart.js, served from our own assets).
         const drawn = await page.$$eval('canvas', (canvases) =>
           canvases.map((canvas) => {

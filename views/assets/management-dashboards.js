@@ -43,6 +43,13 @@
     );
   }
 
+  /** A month as 2026-11, in words: "November 2026". */
+  function month(yearMonth) {
+    return new Intl.DateTimeFormat(lang, { year: 'numeric', month: 'long', timeZone: 'UTC' }).format(
+      new Date(yearMonth + '-01T00:00:00Z'),
+    );
+  }
+
   function element(tag, attributes, children) {
     var node = document.createElement(tag);
     Object.keys(attributes || {}).forEach(function (name) {
@@ -249,18 +256,24 @@
   }
 
   function renderReconciliation(reconciliation) {
+    // [test id, label, result]: what each line compares, in words.
     var parts = [
-      ['sales', reconciliation.sales],
-      ['balance', reconciliation.balance],
+      ['sales', t.reconciliationSales, reconciliation.sales],
+      ['balance', t.reconciliationBalance, reconciliation.balance],
     ].concat(
       reconciliation.teacherPayouts.map(function (entry) {
-        return ['payouts-' + entry.month, entry];
+        return [
+          'payouts-' + entry.month,
+          t.reconciliationPayouts.replace('{month}', month(entry.month)),
+          entry,
+        ];
       }),
     );
     var container = element('div', {}, []);
     parts.forEach(function (part) {
       var name = part[0];
-      var result = part[1];
+      var label = part[1];
+      var result = part[2];
       var snapshot = result.snapshot;
       var state =
         snapshot.status === 'not_configured'
@@ -279,7 +292,7 @@
             'data-status': result.status,
             'data-snapshot': snapshot.status,
           },
-          [name + ': ' + state],
+          [label + ': ' + state],
         ),
       );
       var differing = result.differences.filter(function (row) {

@@ -47,6 +47,9 @@ const clientMessageIds = [
   'difference',
   'month',
   'currency',
+  'reconciliationSales',
+  'reconciliationBalance',
+  'reconciliationPayouts',
 ];
 
 /**
@@ -62,9 +65,9 @@ export function dashboardsPageRoutes(messages = Messages.load()): Router {
     if (!languagePattern.test(ctx.params.lang!)) return;
     const lang = messages.pick(ctx.params.lang);
     const t = messages.in(lang);
-    // `{time}` stays a placeholder the script fills in.
+    // `{time}` and `{month}` stay placeholders the script fills in.
     const clientMessages = Object.fromEntries(
-      clientMessageIds.map((id) => [id, t(`management.${id}`, { time: '{time}' })]),
+      clientMessageIds.map((id) => [id, t(`management.${id}`, { time: '{time}', month: '{month}' })]),
     );
     renderPage(ctx, 'management-dashboards', {
       lang,
