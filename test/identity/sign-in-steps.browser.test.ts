@@ -5,7 +5,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { replaceFunnel } from '../../src/identity/auth-flow/funnel-steps.js';
 import { launchChromium } from '../support/browser.js';
-import { callbackUri, createTestClient, createTestUser } from '../support/fixtures.js';
+import { callbackUri, createTestClient, createTestUser, uniqueEmail } from '../support/fixtures.js';
 import { expectAccessible, withRelyingPartyPage } from '../support/page-checks.js';
 import {
   buildAuthorizationRequest,
@@ -195,6 +195,47 @@ describe('sign-in steps in a real browser', { timeout: 120_000 }, () => {
       await press(page, 'Продолжить');
       await page.getByRole('heading', { name: 'Введите пароль' }).waitFor();
       expect(await page.getByTestId('identifier').textContent()).toBe(phone);
+    });
+  });
+
+  it('password steps name the account for password managers: the identifier, autocomplete=username', async () => {
+    const user = await createTestUser(service.service.db);
+    const email = uniqueEmail('register');
+    // The form with the password: its account field's value, its password fields' autocomplete.
+    const passwordForm = (page: Page) =>
+      page.locator('form:has(input[type="password"])').evaluate((form) => ({
+        username: [...form.querySelectorAll('input[autocomplete="username"]')].map(
+          (input) => (input as unknown as { value: string }).value,
+        ),
+        passwords: [...form.querySelectorAll('input[type="password"]')].map((input) =>
+          input.getAttribute('autocomplete'),
+        ),
+      }));
+    await withPage(async (page) => {
+      // Chromium's own complaint about a password form without one (a verbose console message).
+      const complaints: string[] = [];
+      page.on('console', (message) => {
+        if (message.text().includes('username field')) complaints.push(`${page.url()}: ${message.text()}`);
+      });
+
+      const signIn = await client();
+      await page.goto(signIn.request.url.toString());
+      await page.getByLabel('Email or phone').fill(user.email!);
+      await press(page, 'Continue');
+      await page.getByRole('heading', { name: 'Enter your password' }).waitFor();
+      await page.waitForLoadState('networkidle');
+      expect(await passwordForm(page)).toEqual({ username: [user.email], passwords: ['current-password'] });
+
+      const registration = await client({ prompt: 'create' });
+      await page.goto(registration.request.url.toString());
+      await page.getByLabel('Email or phone').fill(email);
+      await press(page, 'Continue');
+      await page.getByLabel('Code').fill(service.service.developmentMessages.latestTo(email)!.code!);
+      await press(page, 'Continue');
+      await page.getByRole('heading', { name: 'Choose a password' }).waitFor();
+      await page.waitForLoadState('networkidle');
+      expect(await passwordForm(page)).toEqual({ username: [email], passwords: ['new-password'] });
+      expect(complaints).toEqual([]);
     });
   });
 });
