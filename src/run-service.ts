@@ -60,7 +60,9 @@ export async function runService(config: MainConfig, logger: Logger, workerIndex
       workerIndex !== undefined && config.eventBus !== 'nats' ? new ClusterEventBus(eventBus) : eventBus,
   });
   // The CLI reaches the embedded database through this process while it runs.
-  channel?.serve((argv) => runCommand(argv, async () => ({ db: database.db, clock: systemClock })));
+  channel?.serve((argv, invokedAs) =>
+    runCommand(argv, async () => ({ db: database.db, clock: systemClock }), invokedAs),
+  );
 
   const server = createHttpServer(service.app.callback(), issuerPath(config.issuer));
   try {

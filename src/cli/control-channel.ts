@@ -17,9 +17,13 @@ export interface CommandResult {
   stderr: string;
 }
 
-export type CommandHandler = (argv: string[]) => Promise<CommandResult>;
+/** `invokedAs`: how the operator ran the CLI, for the usage lines (see invoked-as.ts). */
+export type CommandHandler = (argv: string[], invokedAs?: string) => Promise<CommandResult>;
 
-const commandRequestSchema = z.object({ argv: z.array(z.string()).max(200) });
+const commandRequestSchema = z.object({
+  argv: z.array(z.string()).max(200),
+  invokedAs: z.string().max(100).optional(),
+});
 const commandResultSchema = z.object({ exitCode: z.number().int(), stdout: z.string(), stderr: z.string() });
 
 export class DataDirectoryInUse extends Error {
@@ -92,15 +96,21 @@ async function answer(
   try {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
-    const { argv } = commandRequestSchema.parse(JSON.parse(Buffer.concat(chunks).toString('utf8')));
-    reply(200, await handler(argv));
+    const { argv, invokedAs } = commandRequestSchema.parse(
+      JSON.parse(Buffer.concat(chunks).toString('utf8')),
+    );
+    reply(200, await handler(argv, invokedAs));
   } catch (error) {
     reply(400, { exitCode: 1, stdout: '', stderr: `${(error as Error).message}\n` });
   }
 }
 
 /** Runs a CLI command in the process that holds the data directory; undefined if none is running. */
-export async function forwardCommand(dataDir: string, argv: string[]): Promise<CommandResult | undefined> {
+export async function forwardCommand(
+  dataDir: string,
+  argv: string[],
+  invokedAs?: string,
+): Promise<CommandResult | undefined> {
   const socketPath = controlSocketPath(dataDir);
   try {
     await fs.access(socketPath);
@@ -126,7 +136,7 @@ export async function forwardCommand(dataDir: string, argv: string[]): Promise<C
       if (error.code === 'ECONNREFUSED' || error.code === 'ENOENT') resolve(undefined);
       else reject(error);
     });
-    request.end(JSON.stringify({ argv }));
+    request.end(JSON.stringify({ argv, invokedAs }));
   });
 }
 

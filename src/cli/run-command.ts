@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { ApiError } from '../http/api-error.js';
 import type { CommandResult } from './control-channel.js';
 import { UsageError, type CliCommand, type CommandContext, type OptionValues } from './command.js';
+import { binName } from './invoked-as.js';
 import { clientsCreateCommand, clientsDisableCommand, clientsListCommand } from './commands/clients.js';
 import {
   allowedMethodsGetCommand,
@@ -73,10 +74,11 @@ export function findCommand(name: string | undefined): CliCommand | undefined {
   return commands.find((command) => command.name === name);
 }
 
-export function helpText(): string {
+/** `invokedAs`: how the operator ran the CLI (`identity-service`, `npm run idp --`). */
+export function helpText(invokedAs = binName): string {
   const width = Math.max(...commands.map((command) => command.name.length));
   return [
-    'usage: npm run idp -- <command> [options]',
+    `usage: ${invokedAs} <command> [options]`,
     '',
     ...commands.map(
       (command) =>
@@ -112,18 +114,21 @@ function withDashedValuesAttached(args: string[], options: CliCommand['options']
 /**
  * Runs one command line and returns what to print and the exit code: 0 with JSON on stdout, 2 for bad
  * input (with the usage), 1 for anything else. Used by the CLI itself and by a running service that
- * answers a forwarded command.
+ * answers a forwarded command (with the name the CLI was invoked as, for the usage lines).
  */
 export async function runCommand(
   argv: string[],
   openContext: () => Promise<CommandContext | undefined>,
+  invokedAs = binName,
 ): Promise<CommandResult> {
   const [name, ...rest] = argv;
   if (name === undefined || name === 'help' || name === '--help') {
-    return { exitCode: name === undefined ? 2 : 0, stdout: '', stderr: helpText() };
+    return { exitCode: name === undefined ? 2 : 0, stdout: '', stderr: helpText(invokedAs) };
   }
   const command = findCommand(name);
-  if (!command) return { exitCode: 2, stdout: '', stderr: `error: unknown command ${name}\n\n${helpText()}` };
+  if (!command) {
+    return { exitCode: 2, stdout: '', stderr: `error: unknown command ${name}\n\n${helpText(invokedAs)}` };
+  }
   try {
     let values;
     try {
@@ -145,14 +150,14 @@ export async function runCommand(
       return {
         exitCode: 2,
         stdout: '',
-        stderr: `error: ${error.message}\nusage: npm run idp -- ${command.usage}\n`,
+        stderr: `error: ${error.message}\nusage: ${invokedAs} ${command.usage}\n`,
       };
     }
     if (error instanceof ApiError) {
       return {
         exitCode: 2,
         stdout: '',
-        stderr: `error: ${error.message}\nusage: npm run idp -- ${command.usage}\n`,
+        stderr: `error: ${error.message}\nusage: ${invokedAs} ${command.usage}\n`,
       };
     }
     if (error instanceof z.ZodError) {

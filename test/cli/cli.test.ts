@@ -225,6 +225,21 @@ describe('npm run idp -- <command> (as a process)', () => {
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(/Unknown option '--bogus'/);
   }, 60_000);
+
+  it('names itself in its usage lines as it was invoked: the bin, or npm run idp from the repository', async () => {
+    const asBin = await idp('clients:list', '--bogus');
+    expect(asBin.stderr).toContain('usage: identity-service clients:list');
+    expect(asBin.stderr).not.toContain('npm run idp');
+    const help = await idp('--help');
+    expect(help.stderr).toMatch(/^usage: identity-service <command> \[options\]$/m);
+
+    // `npm run idp -- ...` runs the script with npm_lifecycle_event=idp.
+    const fromRepository = await runEntryPoint('src/cli/main.ts', ['clients:list', '--bogus'], {
+      ...environment,
+      npm_lifecycle_event: 'idp',
+    });
+    expect(fromRepository.stderr).toContain('usage: npm run idp -- clients:list');
+  }, 60_000);
 });
 
 describe('the CLI while npm start runs', () => {
@@ -279,6 +294,16 @@ describe('the CLI while npm start runs', () => {
     );
     expect(authorize.status).toBe(303);
     expect(authorize.headers.get('location')).toMatch(/^\/en\/auth\?interaction=/);
+
+    // A command handed to the service still names the CLI as the operator invoked it.
+    const refused = await runEntryPoint('src/cli/main.ts', ['clients:disable', '--client-id', 'nobody'], {
+      ...environment,
+      npm_lifecycle_event: 'idp',
+    });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/no client with client_id nobody\nusage: npm run idp -- clients:disable/);
+    const refusedAsBin = await idp('clients:disable', '--client-id', 'nobody');
+    expect(refusedAsBin.stderr).toContain('usage: identity-service clients:disable');
 
     if (onPostgres) return;
     // PGlite is one process: a second service can't open the same data directory.

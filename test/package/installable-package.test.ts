@@ -181,5 +181,8 @@ export const wrong: AuthFlowStep<{ word: string }> = { ...codeWord, input: z.obj
     expect((await fs.readFile(bin, 'utf8')).startsWith('#!/usr/bin/env node')).toBe(true);
     const { stdout } = await node(bin, ['keys:generate'], { DATA_DIR: path.join(project, 'data') });
     expect(stdout).toContain('-----BEGIN PRIVATE KEY-----');
+    // Its usage lines name the bin, not the repository's `npm run idp --`.
+    const help = await node(bin, ['--help'], { DATA_DIR: path.join(project, 'data') });
+    expect(help.stderr).toMatch(/^usage: identity-service <command> \[options\]$/m);
   });
 });
