@@ -28,3 +28,8 @@ export type OptionValues = Record<string, string | string[] | boolean | undefine
 export class UsageError extends Error {
   override name = 'UsageError';
 }
+
+/** A command that can't run as things are: its one-line reason, exit code 2, no usage. */
+export class CommandRefused extends Error {
+  override name = 'CommandRefused';
+}

@@ -2,7 +2,13 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { ApiError } from '../http/api-error.js';
 import type { CommandResult } from './control-channel.js';
-import { UsageError, type CliCommand, type CommandContext, type OptionValues } from './command.js';
+import {
+  CommandRefused,
+  UsageError,
+  type CliCommand,
+  type CommandContext,
+  type OptionValues,
+} from './command.js';
 import { binName } from './invoked-as.js';
 import { clientsCreateCommand, clientsDisableCommand, clientsListCommand } from './commands/clients.js';
 import {
@@ -113,8 +119,9 @@ function withDashedValuesAttached(args: string[], options: CliCommand['options']
 
 /**
  * Runs one command line and returns what to print and the exit code: 0 with JSON on stdout, 2 for bad
- * input (with the usage), 1 for anything else. Used by the CLI itself and by a running service that
- * answers a forwarded command (with the name the CLI was invoked as, for the usage lines).
+ * input (with the usage) or a command refused (CommandRefused: one line), 1 for anything else. Used by
+ * the CLI itself and by a running service that answers a forwarded command (with the name the CLI was
+ * invoked as, for the usage lines).
  */
 export async function runCommand(
   argv: string[],
@@ -159,6 +166,9 @@ export async function runCommand(
         stdout: '',
         stderr: `error: ${error.message}\nusage: ${invokedAs} ${command.usage}\n`,
       };
+    }
+    if (error instanceof CommandRefused) {
+      return { exitCode: 2, stdout: '', stderr: `error: ${error.message}\n` };
     }
     if (error instanceof z.ZodError) {
       return {

@@ -44,6 +44,25 @@ export const migrationConfig: Knex.MigratorConfig = {
   tableName: migrationsTable,
 };
 
+/**
+ * The migrations this version ships that the database hasn't applied, read without writing anything
+ * (knex's own `migrate.list` creates its tables when they are missing). Applied migrations this
+ * version doesn't know are not counted: a newer version migrated first.
+ */
+export async function pendingMigrations(db: Knex): Promise<string[]> {
+  const source = migrationConfig.migrationSource as DirectoryMigrationSource;
+  const shipped = (await source.getMigrations()).map((file) => source.getMigrationName(file));
+  let applied: string[] = [];
+  if (await db.schema.hasTable(migrationsTable)) {
+    applied = await db(migrationsTable).pluck('name');
+  } else if (await db.schema.hasTable(legacyMigrationsTable)) {
+    const names: string[] = await db(legacyMigrationsTable).pluck('name');
+    if (names.includes(firstMigration)) applied = names;
+  }
+  const done = new Set(applied.map((name) => name.replace(/\.(ts|js)$/, '')));
+  return shipped.filter((name) => !done.has(name));
+}
+
 /** Brings the schema to the latest version; safe when several nodes start at once (knex's lock). */
 export async function migrateToLatest(db: Knex): Promise<string[]> {
   await adoptLegacyMigrationsTable(db);
