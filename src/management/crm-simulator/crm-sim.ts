@@ -4,6 +4,9 @@
 import http from 'node:http';
 import { parseArgs } from 'node:util';
 import { NatsJetStreamBus } from '../../../adapters/event-bus/nats-jetstream-bus.js';
+import { claimDataDirectory, DataDirectoryInUse, type ControlChannel } from '../../cli/control-channel.js';
+import { runCommand } from '../../cli/run-command.js';
+import { systemClock } from '../../clock.js';
 import { loadMainConfig } from '../../config.js';
 import { openDatabase } from '../../db/database.js';
 import { migrateToLatest } from '../../db/migrate.js';
@@ -61,9 +64,25 @@ const delivery = chaoticDelivery(history, {
 const published = new CrmState();
 const snapshotPort = number('port');
 
-/** --embedded: the identity service in this same process, its crm consumer on the embedded bus. */
+/**
+ * --embedded: the identity service in this same process, its crm consumer on the embedded bus. On PGlite
+ * it holds DATA_DIR as `npm start` does: the control socket keeps a second process off the data
+ * directory and answers the CLI's commands (`npm run idp -- users:create ...`) on this database.
+ */
 async function startEmbeddedService(snapshotUrl: string) {
   const base = loadMainConfig();
+  let channel: ControlChannel | undefined;
+  if (!base.databaseUrl) {
+    try {
+      channel = await claimDataDirectory(base.dataDir);
+    } catch (error) {
+      if (error instanceof DataDirectoryInUse) {
+        console.error(`Cannot start: ${error.message}.`);
+        process.exit(1);
+      }
+      throw error;
+    }
+  }
   const database = await openDatabase({
     databaseUrl: base.databaseUrl,
     pgliteDataDir: `${base.dataDir}/pgdata`,
@@ -83,9 +102,19 @@ async function startEmbeddedService(snapshotUrl: string) {
     CRM_CLIENT_SECRET: clientSecret,
   });
   const service = await createIdentityService({ config, database, logger, backgroundJobs: true });
+  channel?.serve((argv, invokedAs) =>
+    runCommand(argv, async () => ({ db: database.db, clock: systemClock }), invokedAs),
+  );
   const server = http.createServer(service.app.callback());
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
   logger.info({ issuer: config.issuer }, 'identity service (embedded) listening');
+  const close = async () => {
+    server.close();
+    server.closeAllConnections();
+    await channel?.close();
+    await service.close();
+    await database.close();
+  };
   // The embedded bus carries objects: a text that is not JSON can't travel on it.
   const publishObject = async (text: string) => {
     let message: unknown;
@@ -96,12 +125,21 @@ async function startEmbeddedService(snapshotUrl: string) {
     }
     await service.events.bus.publish(message as Envelope);
   };
-  return { config, publish: publishObject };
+  return { config, publish: publishObject, close };
 }
 
 const snapshotUrl = `http://127.0.0.1:${snapshotPort}`;
 const embedded = values.embedded ? await startEmbeddedService(snapshotUrl) : undefined;
 const config = embedded?.config ?? loadMainConfig();
+let stopping = false;
+const stop = async (code: number) => {
+  if (stopping) return;
+  stopping = true;
+  await embedded?.close();
+  process.exit(code);
+};
+process.on('SIGTERM', () => void stop(0));
+process.on('SIGINT', () => void stop(0));
 
 const snapshots = crmSnapshotServer({
   issuer: config.issuer,
@@ -166,6 +204,11 @@ for (const [index, text] of delivery.texts.entries()) {
 }
 await nats?.close();
 const end = new Date(Date.parse(`${values.start}T00:00:00Z`) + number('days') * 86_400_000);
+const period = { from: String(values.start), to: end.toISOString().slice(0, 10) };
+// The page opens on the current month; the simulated history is elsewhere in time: this URL shows it.
+const dashboards = embedded
+  ? `${config.issuer}/en/management/dashboards?from=${period.from}&to=${period.to}`
+  : undefined;
 process.stdout.write(
   `${JSON.stringify(
     {
@@ -175,11 +218,9 @@ process.stdout.write(
       rejected: delivery.rejected,
       seconds: (Date.now() - started) / 1000,
       snapshots: snapshotUrl,
+      dashboards,
       groundTruth: {
-        sales: published.sales(
-          { from: String(values.start), to: end.toISOString().slice(0, 10) },
-          new Date(),
-        ),
+        sales: published.sales(period, new Date()),
         balance: published.balance(new Date()),
       },
     },
@@ -187,5 +228,12 @@ process.stdout.write(
     2,
   )}\n`,
 );
-if (values.exit) process.exit(0);
-logger.info('history published; still serving the snapshots (Ctrl-C to stop)');
+if (values.exit) await stop(0);
+if (dashboards) {
+  logger.info(
+    { dashboards },
+    `history published; dashboards of the simulated period: ${dashboards} (sign in as a user holding management.dashboards.read.finance, e.g. one made now with \`npm run idp -- users:create ... --role super_admin\`); Ctrl-C to stop`,
+  );
+} else {
+  logger.info('history published; still serving the snapshots (Ctrl-C to stop)');
+}
