@@ -12,6 +12,8 @@ import { oauthRoutes } from './provider.js';
  *
  * - token: a grant type the client may not use is `unauthorized_client` (RFC 6749 §5.2), not
  *   `invalid_request`; tokens are sent with `Pragma: no-cache` too (§5.1);
+ * - token and revoke: a request that names no client at all is 401 `invalid_client` ("no client
+ *   authentication included", RFC 6749 §5.2), not 400 `invalid_request`;
  * - revoke: an access token (a JWT) "cannot be revoked directly; always answers 200" (spec), where the
  *   engine answers `unsupported_token_type`. Client authentication has already succeeded by then;
  * - a request body over the engine's limit (56 KiB, lib/shared/selective_body.js) is, for the
@@ -48,6 +50,13 @@ export function engineAnswerCorrections(provider: Provider): Middleware {
     if (ctx.status !== 400 || ctx.method !== 'POST') return;
     const body = ctx.body as { error?: string; error_description?: string } | undefined;
     if (
+      (ctx.path === oauthRoutes.token || ctx.path === oauthRoutes.revocation) &&
+      body?.error === 'invalid_request' &&
+      body.error_description === 'no client authentication mechanism provided'
+    ) {
+      ctx.status = 401;
+      body.error = 'invalid_client';
+    } else if (
       ctx.path === oauthRoutes.token &&
       body?.error === 'invalid_request' &&
       body.error_description === 'requested grant type is not allowed for this client'

@@ -239,6 +239,19 @@ describe('POST /oauth/token with authorization_code', () => {
 });
 
 describe('POST /oauth/token with bad requests', () => {
+  it('a request naming no client at all: 401 invalid_client (RFC 6749 §5.2), at token and revocation', async () => {
+    const answer = await tokenRequest({ grant_type: 'client_credentials' });
+    expect(answer.status).toBe(401);
+    expect(answer.body.error).toBe('invalid_client');
+    const revoke = await fetch(service.url('/oauth/revoke'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'token=abc',
+    });
+    expect(revoke.status).toBe(401);
+    expect(((await revoke.json()) as { error: string }).error).toBe('invalid_client');
+  });
+
   it('answers an unknown grant_type with unsupported_grant_type', async () => {
     const { client } = await createTestClient(service.service.db);
     const response = await tokenRequest({
