@@ -5,6 +5,7 @@ import type { HttpBrowser } from '../support/http-browser.js';
 import { buildAuthorizationRequest, completeAuthorization, oidc } from '../support/relying-party.js';
 import { mainAuthToken, userWithTokens } from '../support/sign-in.js';
 import { startTestService, type TestService } from '../support/test-service.js';
+import { introspectAs, userinfoStatus as userinfoStatusOf } from '../support/resource-server-calls.js';
 
 /**
  * A password change or reset, "sign out everywhere" and the administrator's revoke-sessions (and a
@@ -28,26 +29,8 @@ beforeAll(async () => {
 });
 afterAll(() => service?.close());
 
-async function introspect(token: string): Promise<Record<string, unknown>> {
-  const response = await fetch(service.url('/oauth/introspect'), {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      authorization: `Basic ${Buffer.from(`${resourceServer.clientId}:${resourceServer.secret}`).toString('base64')}`,
-    },
-    body: new URLSearchParams({ token }),
-  });
-  expect(response.status).toBe(200);
-  return (await response.json()) as Record<string, unknown>;
-}
-
-async function userinfoStatus(token: string): Promise<number> {
-  const response = await fetch(service.url('/oauth/userinfo'), {
-    headers: { authorization: `Bearer ${token}` },
-  });
-  await response.body?.cancel();
-  return response.status;
-}
+const introspect = (token: string) => introspectAs(service, resourceServer, token);
+const userinfoStatus = (token: string) => userinfoStatusOf(service, token);
 
 async function adminCall(path: string): Promise<number> {
   const response = await fetch(service.url(`/api/v2/admin${path}`), {

@@ -6,6 +6,7 @@ import { HttpBrowser } from '../support/http-browser.js';
 import { buildAuthorizationRequest, discover, oidc, signInThroughPages } from '../support/relying-party.js';
 import { mainAuthToken } from '../support/sign-in.js';
 import { startTestService, type TestService } from '../support/test-service.js';
+import { introspectAs, userinfoStatus as userinfoStatusOf } from '../support/resource-server-calls.js';
 
 let service: TestService;
 /** A resource server: a service client, which may introspect every client's access tokens. */
@@ -19,26 +20,8 @@ beforeAll(async () => {
 });
 afterAll(() => service?.close());
 
-async function introspect(token: string, caller = resourceServer): Promise<Record<string, unknown>> {
-  const response = await fetch(service.url('/oauth/introspect'), {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      authorization: `Basic ${Buffer.from(`${caller.clientId}:${caller.secret}`).toString('base64')}`,
-    },
-    body: new URLSearchParams({ token }),
-  });
-  expect(response.status).toBe(200);
-  return (await response.json()) as Record<string, unknown>;
-}
-
-async function userinfoStatus(token: string): Promise<number> {
-  const response = await fetch(service.url('/oauth/userinfo'), {
-    headers: { authorization: `Bearer ${token}` },
-  });
-  await response.body?.cancel();
-  return response.status;
-}
+const introspect = (token: string, caller = resourceServer) => introspectAs(service, caller, token);
+const userinfoStatus = (token: string) => userinfoStatusOf(service, token);
 
 /** Both of our endpoints accept the token now (the answers are remembered: what follows must override them). */
 async function expectActive(token: string) {
