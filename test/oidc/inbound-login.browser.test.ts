@@ -1,13 +1,19 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../support/browser.js';
+import { uniqueIp } from '../support/identity-api-client.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 import { firstPartyClientWithUserToken, requestLoginToken } from './support/inbound-login.js';
 
 let service: TestService;
 let browser: Browser;
 beforeAll(async () => {
-  [service, browser] = await Promise.all([startTestService(), launchChromium()]);
+  // Behind a proxy: each browser gets an address of its own, so that a dozen sign-ins in a minute stay
+  // under the per-address limit of the inbound login.
+  [service, browser] = await Promise.all([
+    startTestService({ env: { TRUST_PROXY: 'true' } }),
+    launchChromium(),
+  ]);
 });
 afterAll(async () => {
   await browser?.close();
@@ -24,7 +30,7 @@ async function freshLoginUrl() {
 describe('/inbound-login.html in a real browser', () => {
   it('signs the person in and lands on return_to; the refresh cookie then gives their access token', async () => {
     const { parties, loginUrl } = await freshLoginUrl();
-    const context = await browser.newContext();
+    const context = await browser.newContext({ extraHTTPHeaders: { 'x-forwarded-for': uniqueIp() } });
     try {
       const page = await context.newPage();
       await page.goto(`${loginUrl}&return_to=${encodeURIComponent('/en/reset-password?from=sso')}`);
@@ -45,7 +51,7 @@ describe('/inbound-login.html in a real browser', () => {
 
   it('never leaves the site for a return_to of another host, and says when the link is used up', async () => {
     const { loginUrl: url } = await freshLoginUrl();
-    const context = await browser.newContext();
+    const context = await browser.newContext({ extraHTTPHeaders: { 'x-forwarded-for': uniqueIp() } });
     try {
       const page = await context.newPage();
       await page.goto(`${url}&return_to=${encodeURIComponent('//evil.example/steal')}`);
@@ -69,9 +75,12 @@ describe('/inbound-login.html in a real browser', () => {
     ['a backslash', '/\\evil.example/pwned'],
     ['a protocol-relative address', '//evil.example/pwned'],
     ['an absolute address', 'https://evil.example/pwned'],
+    ['a dot segment before //', '/.//evil.example/pwned'],
+    ['a parent segment before //', '/a/..//evil.example/pwned'],
+    ['an encoded dot segment before //', '/%2e//evil.example/pwned'],
   ])('stays on the site for a return_to with %s', async (_label, returnTo) => {
     const { loginUrl } = await freshLoginUrl();
-    const context = await browser.newContext();
+    const context = await browser.newContext({ extraHTTPHeaders: { 'x-forwarded-for': uniqueIp() } });
     const elsewhere: string[] = [];
     await context.route(/evil\.example/, async (route) => {
       elsewhere.push(route.request().url());

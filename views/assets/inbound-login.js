@@ -12,7 +12,8 @@
   // return_to is only ever a path of this site (no open redirect). A pattern on the text is not enough:
   // the browser's URL parser drops tabs and newlines and reads "\" as "/", so "/<TAB>/host" would become
   // "//host", another site. So: no white space or control character at all, then resolve it as the
-  // browser will and keep it only if it stays on this origin.
+  // browser will and keep it only if it stays on this origin. Its resolved path may begin with "//" once
+  // dot segments are gone ("/.//host"), which would read as another host: refused too.
   function pathOfThisSite(value) {
     // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
     if (!value || value.charAt(0) !== '/' || /[\u0000-\u001f\u007f-\u009f\s]/.test(value)) return null;
@@ -22,7 +23,7 @@
     } catch {
       return null;
     }
-    return url.origin === window.location.origin ? url.pathname + url.search + url.hash : null;
+    return url.origin === window.location.origin && !url.pathname.startsWith('//') ? url.href : null;
   }
 
   function fail(reason) {
