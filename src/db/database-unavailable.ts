@@ -45,6 +45,9 @@ const unavailableMessages = [
 
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
+  // A request body the client cut off (raw-body's 'request.aborted', code ECONNABORTED too): the client
+  // went away, not the database.
+  if ((error as { type?: unknown }).type === 'request.aborted') return false;
   // knex: no pooled connection within acquireConnectionTimeout.
   if (error.name === 'KnexTimeoutError') return true;
   const code = (error as { code?: unknown }).code;

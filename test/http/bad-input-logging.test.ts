@@ -127,7 +127,11 @@ describe('logs of expected bad input', () => {
         socket.on('error', () => resolve());
       });
     for (let index = 0; index < 20; index++) {
-      await cutOff(['/oauth/introspect', '/oauth/token', '/api/v2/identity/auth/flow/start'][index % 3]!);
+      await cutOff(
+        ['/oauth/introspect', '/oauth/token', '/api/v2/identity/auth/flow/start', '/oauth/userinfo'][
+          index % 4
+        ]!,
+      );
     }
     // The service finished with each before this answers.
     expect((await fetch(service.url('/healthz'))).status).toBe(200);
@@ -135,5 +139,7 @@ describe('logs of expected bad input', () => {
     expect(lines.filter((line) => (line.level as number) >= 50)).toEqual([]);
     expect(lines.filter((line) => JSON.stringify(line).includes('stack'))).toEqual([]);
     expect(linesOfKind('client_closed_request').length).toBeLessThanOrEqual(1);
+    // Nor is it taken for the database going away.
+    expect(lines.filter((line) => String(line.msg).includes('database unavailable'))).toEqual([]);
   });
 });
