@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/http/api-error.js';
 import { listAuditEvents } from '../../src/identity/audit/audit-log.js';
 import { assertLoginAllowed, recordLoginFailure } from '../../src/identity/brute-force/login-protection.js';
+import { bearerCall } from '../support/bearer-call.js';
 import { createdInOrder, createTestUser, uniqueEmail } from '../support/fixtures.js';
 import { mainAuthToken } from '../support/sign-in.js';
 import { startTestService, type TestService } from '../support/test-service.js';
@@ -23,16 +24,9 @@ interface Answer {
 }
 
 async function call(method: string, path: string, body?: unknown, token = adminToken): Promise<Answer> {
-  const response = await fetch(service.url(`${path.startsWith('/api/') ? '' : '/api/v2/admin'}${path}`), {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+  const url = `${path.startsWith('/api/') ? '' : '/api/v2/admin'}${path}`;
+  const { status, body: answer } = await bearerCall(service, method, url, token, body);
+  return { status, body: answer };
 }
 
 const userAgent = 'admin-api test';

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearerCall } from '../support/bearer-call.js';
 import { createServiceClient, createTestClient, createTestUser } from '../support/fixtures.js';
 import { discover, oidc } from '../support/relying-party.js';
 import { mainAuthToken } from '../support/sign-in.js';
@@ -31,18 +32,8 @@ beforeAll(async () => {
 });
 afterAll(() => service?.close());
 
-async function call(method: string, path: string, token: string, body?: unknown) {
-  const response = await fetch(service.url(path), {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
-}
+const call = (method: string, path: string, token: string, body?: unknown) =>
+  bearerCall(service, method, path, token, body);
 
 const serviceClientBody = (scopes: string[]) => ({
   name: `Reporting ${Math.random()}`,

@@ -7,6 +7,7 @@ import {
   createTestClient,
   createTestUser,
 } from '../support/fixtures.js';
+import { bearerCall } from '../support/bearer-call.js';
 import { HttpBrowser } from '../support/http-browser.js';
 import { completeAuthorization, discover, oidc } from '../support/relying-party.js';
 import { mainAuthToken } from '../support/sign-in.js';
@@ -34,16 +35,8 @@ interface Answer {
 }
 
 async function call(method: string, path: string, body?: unknown, token = adminToken): Promise<Answer> {
-  const response = await fetch(service.url(`/api/v2/admin${path}`), {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+  const { status, body: answer } = await bearerCall(service, method, `/api/v2/admin${path}`, token, body);
+  return { status, body: answer };
 }
 
 async function introspect(token: string): Promise<Record<string, unknown>> {

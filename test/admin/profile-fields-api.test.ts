@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCommand } from '../../src/cli/run-command.js';
 import { listAuditEvents } from '../../src/identity/audit/audit-log.js';
 import { replaceFunnel } from '../../src/identity/auth-flow/funnel-steps.js';
+import { bearerCall } from '../support/bearer-call.js';
 import { createTestUser } from '../support/fixtures.js';
 import { mainAuthToken } from '../support/sign-in.js';
 import { startTestService, type TestService } from '../support/test-service.js';
@@ -24,16 +25,8 @@ afterAll(() => service?.close());
 const db = () => service.service.db;
 
 async function call(method: string, path: string, body?: unknown, token = adminToken) {
-  const response = await fetch(service.url(`/api/v2/admin${path}`), {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+  const { status, body: answer } = await bearerCall(service, method, `/api/v2/admin${path}`, token, body);
+  return { status, body: answer };
 }
 
 async function idp(...argv: string[]) {

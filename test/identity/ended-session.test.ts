@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findUserById } from '../../src/identity/users/user.js';
+import { bearerCall } from '../support/bearer-call.js';
 import { callbackUri, createTestClient, createTestUser, uniqueEmail } from '../support/fixtures.js';
 import { MovableClock } from '../support/manual-clock.js';
 import { startTestService, type TestService } from '../support/test-service.js';
@@ -96,16 +97,8 @@ describe('the access token of an ended session', () => {
 /** An administrator's main-auth token at the service's other APIs: each answer's status and error code. */
 async function administration(token: string, userId: string) {
   const call = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(service.url(path), {
-      method,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const answer = (await response.json()) as { error?: string };
-    return { status: response.status, error: answer.error };
+    const answer = await bearerCall(service, method, path, token, body);
+    return { status: answer.status, error: answer.body.error as string | undefined };
   };
   return {
     users: await call('GET', '/api/v2/admin/users'),

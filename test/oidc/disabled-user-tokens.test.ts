@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearerCall } from '../support/bearer-call.js';
 import { createTestClient, createTestUser } from '../support/fixtures.js';
 import { HttpBrowser } from '../support/http-browser.js';
 import { MovableClock } from '../support/manual-clock.js';
@@ -17,22 +18,8 @@ beforeAll(async () => {
 });
 afterAll(() => service?.close());
 
-async function call(method: string, path: string, token: string, body?: unknown) {
-  const response = await fetch(service.url(path), {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return {
-    status: response.status,
-    challenge: response.headers.get('www-authenticate'),
-    body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
-  };
-}
+const call = (method: string, path: string, token: string, body?: unknown) =>
+  bearerCall(service, method, path, token, body);
 
 /** A super_admin signed in to a first-party client with the roles scope: a token with their authority. */
 async function firstPartyAdminToken() {
