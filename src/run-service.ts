@@ -1,6 +1,6 @@
 import { createHttpServer } from './http/http-server.js';
 import { issuerPath } from './http/base-path.js';
-import { claimDataDirectory, DataDirectoryInUse, type ControlChannel } from './cli/control-channel.js';
+import { holdDataDirectory } from './cli/control-channel.js';
 import { runCommand } from './cli/run-command.js';
 import { systemClock } from './clock.js';
 import { ClusterEventBus } from './cluster/cluster-event-bus.js';
@@ -20,18 +20,7 @@ import { createIdentityService } from './service.js';
  * bus spans the workers.
  */
 export async function runService(config: MainConfig, logger: Logger, workerIndex?: number): Promise<void> {
-  let channel: ControlChannel | undefined;
-  if (!config.databaseUrl) {
-    try {
-      channel = await claimDataDirectory(config.dataDir);
-    } catch (error) {
-      if (error instanceof DataDirectoryInUse) {
-        console.error(`Cannot start: ${error.message}.`);
-        process.exit(1);
-      }
-      throw error;
-    }
-  }
+  const channel = await holdDataDirectory(config);
   // Outside production a first start generates keys (RSA, on the thread pool): beside the database's start.
   const secrets = resolveSecrets(config, logger);
   secrets.catch(() => {}); // awaited below; a failure to open the database comes first

@@ -46,6 +46,25 @@ export function controlSocketPath(dataDir: string): string {
   return path.join(dataDir, controlSocketName);
 }
 
+/**
+ * What a serving process (`npm start`, `crm-sim --embedded`) does first on the embedded database: claim
+ * DATA_DIR, or stop with exit code 1 and one line when another process has it. Nothing to claim on
+ * PostgreSQL (`databaseUrl` set).
+ */
+export async function holdDataDirectory(config: {
+  databaseUrl?: string | undefined;
+  dataDir: string;
+}): Promise<ControlChannel | undefined> {
+  if (config.databaseUrl) return undefined;
+  try {
+    return await claimDataDirectory(config.dataDir);
+  } catch (error) {
+    if (!(error instanceof DataDirectoryInUse)) throw error;
+    console.error(`Cannot start: ${error.message}.`);
+    process.exit(1);
+  }
+}
+
 /** Claims the data directory for this process; throws DataDirectoryInUse when another one has it. */
 export async function claimDataDirectory(dataDir: string): Promise<ControlChannel> {
   await fs.mkdir(dataDir, { recursive: true });

@@ -4,7 +4,7 @@
 import http from 'node:http';
 import { parseArgs } from 'node:util';
 import { NatsJetStreamBus } from '../../../adapters/event-bus/nats-jetstream-bus.js';
-import { claimDataDirectory, DataDirectoryInUse, type ControlChannel } from '../../cli/control-channel.js';
+import { holdDataDirectory } from '../../cli/control-channel.js';
 import { runCommand } from '../../cli/run-command.js';
 import { systemClock } from '../../clock.js';
 import { loadMainConfig } from '../../config.js';
@@ -71,18 +71,7 @@ const snapshotPort = number('port');
  */
 async function startEmbeddedService(snapshotUrl: string) {
   const base = loadMainConfig();
-  let channel: ControlChannel | undefined;
-  if (!base.databaseUrl) {
-    try {
-      channel = await claimDataDirectory(base.dataDir);
-    } catch (error) {
-      if (error instanceof DataDirectoryInUse) {
-        console.error(`Cannot start: ${error.message}.`);
-        process.exit(1);
-      }
-      throw error;
-    }
-  }
+  const channel = await holdDataDirectory(base);
   const database = await openDatabase({
     databaseUrl: base.databaseUrl,
     pgliteDataDir: `${base.dataDir}/pgdata`,
