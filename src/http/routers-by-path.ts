@@ -48,11 +48,17 @@ export function routersByPath(routers: readonly Router[]): Middleware {
       start = end + 1;
     }
     node.chain ??= chainOf(routers, reached);
-    return node.chain(ctx, next).then(() => {
+    const answered = node.chain(ctx, next);
+    // Only a method no router implements is answered 501: the others pay for no extra step.
+    if (routerMethods.has(ctx.method)) return answered;
+    return answered.then(() => {
       if (ctx.status === 501) throw methodNoRouteHas(ctx, routers, path);
     });
   };
 }
+
+/** The methods @koa/router implements (its `methods` option's default). */
+const routerMethods = new Set(['HEAD', 'OPTIONS', 'GET', 'PUT', 'PATCH', 'POST', 'DELETE']);
 
 /**
  * @koa/router answers a method none of a router's routes has (TRACE, PROPFIND) with a plain 501, over
