@@ -12,8 +12,10 @@ import { oauthRoutes } from './provider.js';
  *
  * - token: a grant type the client may not use is `unauthorized_client` (RFC 6749 §5.2), not
  *   `invalid_request`; tokens are sent with `Pragma: no-cache` too (§5.1);
- * - token and revoke: a request that names no client at all is 401 `invalid_client` ("no client
- *   authentication included", RFC 6749 §5.2), not 400 `invalid_request`;
+ * - token and revoke: a request that names no client at all, or whose Authorization header is no
+ *   usable HTTP Basic credential (`Basic Og==`, no secret, another scheme), is 401 `invalid_client`
+ *   ("no client authentication included"; a client that tried the header gets 401 and a challenge,
+ *   RFC 6749 §5.2), not 400 `invalid_request`;
  * - revoke: an access token (a JWT) "cannot be revoked directly; always answers 200" (spec), where the
  *   engine answers `unsupported_token_type`. Client authentication has already succeeded by then;
  * - a request body over the engine's limit (56 KiB, lib/shared/selective_body.js) is, for the
@@ -25,6 +27,14 @@ import { oauthRoutes } from './provider.js';
  *   database's are noted there. (Its HTML answers go through renderError, which sees the error.)
  */
 const engineBodyLimit = 56 * 1024;
+
+/** The engine's invalid_request descriptions that mean "the client did not authenticate". */
+const failedClientAuthentication = new Set([
+  'no client authentication mechanism provided',
+  'invalid authorization header value format',
+  'client_id and client_secret in the authorization header are not properly encoded',
+  'client_secret must be provided in the Authorization header',
+]);
 
 export function engineAnswerCorrections(provider: Provider): Middleware {
   const lostDatabase = new WeakSet<Context>();
@@ -52,10 +62,11 @@ export function engineAnswerCorrections(provider: Provider): Middleware {
     if (
       (ctx.path === oauthRoutes.token || ctx.path === oauthRoutes.revocation) &&
       body?.error === 'invalid_request' &&
-      body.error_description === 'no client authentication mechanism provided'
+      failedClientAuthentication.has(body.error_description ?? '')
     ) {
       ctx.status = 401;
       body.error = 'invalid_client';
+      if (ctx.get('authorization')) ctx.set('WWW-Authenticate', `Basic realm="${provider.issuer}"`);
     } else if (
       ctx.path === oauthRoutes.token &&
       body?.error === 'invalid_request' &&

@@ -252,6 +252,23 @@ describe('POST /oauth/token with bad requests', () => {
     expect(((await revoke.json()) as { error: string }).error).toBe('invalid_client');
   });
 
+  it.each([
+    ['an empty id and secret', 'Basic Og=='],
+    ['a secret without an id', `Basic ${Buffer.from(':secret').toString('base64')}`],
+    ['an id without a secret', `Basic ${Buffer.from('some-client:').toString('base64')}`],
+    ['no colon', `Basic ${Buffer.from('some-client').toString('base64')}`],
+    ['not base64', 'Basic !!!'],
+    ['another scheme', 'Bearer abc'],
+  ])(
+    'a client that authenticates with %s in the Authorization header: 401 invalid_client (RFC 6749 §5.2)',
+    async (_label, authorization) => {
+      const answer = await tokenRequest({ grant_type: 'client_credentials' }, { authorization });
+      expect(answer.status).toBe(401);
+      expect(answer.body.error).toBe('invalid_client');
+      expect(answer.headers.get('www-authenticate')).toMatch(/^Basic realm=/);
+    },
+  );
+
   it('answers an unknown grant_type with unsupported_grant_type', async () => {
     const { client } = await createTestClient(service.service.db);
     const response = await tokenRequest({
