@@ -215,6 +215,8 @@ describe('POST /oauth/clients/register', () => {
     const answer = await register(body);
     expect(answer.status).toBe(400);
     expect(answer.body.error).toBe('invalid_client_metadata');
+    // RFC 7591 §3.2.2's field, for a library that reads only that.
+    expect(answer.body.error_description).toContain(answer.body.message);
     if (path)
       expect((answer.body.details as { path: string }[]).map((detail) => detail.path)).toContain(path);
     expect(await clientCount()).toBe(before);
@@ -261,6 +263,8 @@ describe('POST /oauth/clients/register', () => {
     const answer = await register({ name: 'x', type: 'public', scopes: ['openid'], ...uris });
     expect(answer.status).toBe(400);
     expect(answer.body).toMatchObject({ error: 'invalid_redirect_uri', message: expect.any(String) });
+    // RFC 7591 §3.2.2's field, naming the refused URI's place.
+    expect(answer.body.error_description).toContain(path);
     expect((answer.body.details as { path: string }[]).map((detail) => detail.path)).toContain(path);
     expect(await clientCount()).toBe(before);
   });

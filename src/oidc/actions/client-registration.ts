@@ -93,12 +93,12 @@ export function clientRegistrationRoutes(deps: {
     requireAccessToken(deps.tokenVerification, ['main-auth', 'oauth-user']),
     requirePermission('identity.oauth_clients.manage'),
     deps.recentAuthentication,
+    withClientMetadataErrors,
     async (ctx) => {
       const principal = principalOf(ctx);
       const request = registrationRequest.safeParse(ctx.request.body ?? {});
       if (!request.success) {
-        throw new ApiError(
-          400,
+        throw new ClientMetadataError(
           'invalid_client_metadata',
           'The client registration is not valid.',
           describeZodIssues(request.error),
@@ -115,8 +115,12 @@ export function clientRegistrationRoutes(deps: {
         }));
         // RFC 7591 §3.2.2: a URI value that is not acceptable is invalid_redirect_uri.
         throw details.some((detail) => /^(post_logout_)?redirect_uris\.\d+$/.test(detail.path))
-          ? new ApiError(400, 'invalid_redirect_uri', 'A redirect URI is not acceptable.', details)
-          : new ApiError(400, 'invalid_client_metadata', 'The client registration is not valid.', details);
+          ? new ClientMetadataError('invalid_redirect_uri', 'A redirect URI is not acceptable.', details)
+          : new ClientMetadataError(
+              'invalid_client_metadata',
+              'The client registration is not valid.',
+              details,
+            );
       }
       // Managing clients is not every permission: a service scope only from someone who holds it.
       requireMayGrantScopes(principal, parsed.data.scopes);
@@ -132,6 +136,41 @@ export function clientRegistrationRoutes(deps: {
   );
   return router;
 }
+
+/**
+ * A refused registration: our one error body, which also carries RFC 7591 §3.2.2's
+ * `error_description` (the message and the first offending field), so a relying-party library that
+ * reads only RFC 7591 shows why.
+ */
+class ClientMetadataError extends ApiError {
+  constructor(code: string, message: string, details?: unknown) {
+    super(400, code, message, details);
+  }
+
+  override toBody() {
+    const [first] = Array.isArray(this.details)
+      ? (this.details as { path?: string; message?: string }[])
+      : [];
+    const why = first?.message ? ` ${first.path ? `${first.path}: ` : ''}${first.message}` : '';
+    return { ...super.toBody(), error_description: `${this.message}${why}` };
+  }
+}
+
+/** Refusals of the client model (a catalogue scope it doesn't know, say) in RFC 7591's shape too. */
+const withClientMetadataErrors: Middleware = async (_ctx, next) => {
+  try {
+    await next();
+  } catch (caught) {
+    if (
+      caught instanceof ApiError &&
+      !(caught instanceof ClientMetadataError) &&
+      (caught.code === 'invalid_client_metadata' || caught.code === 'invalid_redirect_uri')
+    ) {
+      throw new ClientMetadataError(caught.code, caught.message, caught.details);
+    }
+    throw caught;
+  }
+};
 
 /** RFC 7591 §3.2.1: the client's metadata as registered, beside our own view of it. */
 function registeredMetadata(client: OAuthClient) {
