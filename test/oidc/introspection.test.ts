@@ -51,8 +51,9 @@ describe('POST /oauth/introspect', () => {
       active: true,
       sub: user.id,
       client_id: client.clientId,
-      token_type: 'Bearer',
     });
+    // token_type is an access token's type (RFC 7662 §2.2, RFC 6749 §7.1), as the engine answers.
+    expect(refresh).not.toHaveProperty('token_type');
     expect(refresh.exp! - refresh.iat!).toBe(30 * 24 * 3600);
   });
 

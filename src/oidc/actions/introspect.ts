@@ -33,7 +33,8 @@ type Introspection =
       exp: number;
       iat: number;
       iss: string;
-      token_type: 'Bearer';
+      /** RFC 7662 §2.2: the type of an access token (RFC 6749 §7.1); a refresh token has none. */
+      token_type?: 'Bearer';
     };
 
 const inactive: Introspection = { active: false };
@@ -124,7 +125,6 @@ export function introspectionEndpoint(deps: {
       exp: epoch(refreshToken.expiresAt),
       iat: epoch(refreshToken.issuedAt),
       iss: config.issuer,
-      token_type: 'Bearer',
     };
   };
 
