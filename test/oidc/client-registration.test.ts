@@ -95,6 +95,17 @@ describe('POST /oauth/clients/register', () => {
     expect(implicit.body).toMatchObject({ error: 'invalid_client_metadata' });
   });
 
+  it('registers from redirect_uris alone (RFC 7591 §2): a confidential client for openid, named by its host', async () => {
+    const answer = await register({ redirect_uris: [callbackUri] });
+    expect(answer.status).toBe(201);
+    expect(answer.body).toMatchObject({
+      client_name: new URL(callbackUri).host,
+      token_endpoint_auth_method: 'client_secret_basic',
+      scope: 'openid',
+      client_secret: expect.any(String),
+    });
+  });
+
   it('registers a public client usable at once through discovery', async () => {
     const answer = await register({
       name: 'Registered SPA',

@@ -62,15 +62,23 @@ const registrationRequest = z
         message: `a ${body.type} client does not authenticate with ${body.token_endpoint_auth_method}`,
       });
     }
+    // RFC 7591 §2: every field is optional. A user-flow client named by nothing is named by the host
+    // of its first redirect URI (what the consent page shows), and gets the default scope, openid.
+    const isServiceClient = body.grant_types?.includes('client_credentials') ?? false;
     return {
-      name: body.name ?? body.client_name,
+      name: body.name ?? body.client_name ?? hostOf(body.redirect_uris?.[0]),
       type: body.type ?? typeOfAuthMethod ?? 'confidential',
       redirectUris: body.redirect_uris,
       postLogoutRedirectUris: body.post_logout_redirect_uris,
-      scopes: body.scopes ?? body.scope?.split(' ').filter(Boolean),
+      scopes:
+        body.scopes ?? body.scope?.split(' ').filter(Boolean) ?? (isServiceClient ? undefined : ['openid']),
       grantTypes: body.grant_types,
     };
   });
+
+function hostOf(uri: string | undefined): string | undefined {
+  return URL.canParse(uri ?? '') ? new URL(uri!).host || undefined : undefined;
+}
 
 /**
  * POST /oauth/clients/register: an administrator registers a client. Needs an ecosystem user access
