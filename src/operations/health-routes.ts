@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import type { Database } from '../db/database.js';
-import { migrationConfig } from '../db/migrate.js';
+import { pendingMigrations } from '../db/migrate.js';
 import type { EventBus } from '../events/event-bus.js';
 
 export interface ReadinessDeps {
@@ -47,16 +47,4 @@ export async function checkReadiness(deps: ReadinessDeps): Promise<ReadinessChec
       : 'unknown: the database is unreachable';
   const eventBus = (deps.bus.connected?.() ?? true) ? 'ok' : 'disconnected';
   return { database, migrations, eventBus };
-}
-
-/**
- * Migrations of this version not applied yet. Ones applied that this version doesn't know are fine: a
- * newer version being rolled out migrated first (migrations only add), and this node still serves.
- */
-async function pendingMigrations(db: Database): Promise<string[]> {
-  const [, pending] = (await db.migrate.list({
-    ...migrationConfig,
-    disableMigrationsListValidation: true,
-  })) as [unknown[], string[]];
-  return pending.map((file) => file.replace(/\.(ts|js)$/, ''));
 }

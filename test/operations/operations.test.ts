@@ -72,6 +72,24 @@ describe('health and readiness', () => {
     expect((await fetch(service.url('/readyz'))).status).toBe(200);
   });
 
+  it('/readyz reads which migrations ran without writing: a database never migrated stays untouched', async () => {
+    const { db } = service.service;
+    await db.raw('alter table ?? rename to ??', [migrationsTable, 'readyz_test_migrations']);
+    try {
+      const answer = await fetch(service.url('/readyz'));
+      expect(answer.status).toBe(503);
+      const body = (await answer.json()) as { checks: Record<string, string> };
+      expect(body.checks.migrations).toMatch(/^pending: 20261121000100_identity_foundation, /);
+      // A readiness probe is read-only: it must not create the migrations table (a database user of a
+      // replica, or without CREATE, would see every probe fail; knex's own list creates it).
+      expect(await db.schema.hasTable(migrationsTable)).toBe(false);
+    } finally {
+      await db.schema.dropTableIfExists(migrationsTable);
+      await db.raw('alter table ?? rename to ??', ['readyz_test_migrations', migrationsTable]);
+    }
+    expect((await fetch(service.url('/readyz'))).status).toBe(200);
+  });
+
   it('is not ready while the event bus is disconnected', async () => {
     const { db, events } = service.service;
     const disconnected = Object.assign(Object.create(events.bus) as typeof events.bus, {
