@@ -6,7 +6,7 @@ import { brandFrom } from '../brand.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import type { ServiceSettings } from '../defaults.js';
-import { requireRecentAuthentication } from '../http/bearer-auth.js';
+import { requireRecentAuthentication, type SessionAuthentications } from '../http/bearer-auth.js';
 import type { RateLimits } from '../http/rate-limit.js';
 import { Messages } from '../i18n/messages.js';
 import type { CleanupTask } from '../jobs/cleanup-expired-records.js';
@@ -106,6 +106,8 @@ export interface Identity {
   signedIn: Middleware;
   /** The sensitive ones: a recent authentication (re-authentication). */
   recentAuthentication: Middleware;
+  /** When a main-auth token's session last authenticated its user (what recentAuthentication reads). */
+  sessionAuthentications: SessionAuthentications;
   /** The identity API (/api/v2/auth...), federation's callbacks and the identity pages. */
   routers: Router[];
   /** Expired security records and main-auth sessions, for the hourly cleanup. */
@@ -121,10 +123,11 @@ export async function createIdentity(deps: IdentityDeps): Promise<Identity> {
   const { config, db, clock, logger, rateLimits } = deps;
   const sessionPolicy: SessionPolicy = { ...deps.settings.sessions };
   const signedIn = requireSignedIn({ db, clock, tokenVerification: deps.tokenVerification, sessionPolicy });
+  const sessionAuths = sessionAuthentications({ db, clock, sessionPolicy, apiPrefix: identityApiPrefix });
   const recentAuthentication = requireRecentAuthentication({
     maxAgeSeconds: sessionPolicy.reauthenticationMaxAgeSeconds,
     now: () => clock.now(),
-    sessions: sessionAuthentications({ db, clock, sessionPolicy, apiPrefix: identityApiPrefix }),
+    sessions: sessionAuths,
   });
 
   const { registry: transports, developmentMessages } = configuredTransports(config, logger, deps.transports);
@@ -256,6 +259,7 @@ export async function createIdentity(deps: IdentityDeps): Promise<Identity> {
     signing,
     signedIn,
     recentAuthentication,
+    sessionAuthentications: sessionAuths,
     routers,
     cleanupTasks: [
       { name: 'security records', run: cleanUpSecurityRecords },

@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import type { Middleware, ParameterizedContext } from 'koa';
 import compose, { type ComposedMiddleware } from 'koa-compose';
+import type { SessionAuthentications } from '../http/bearer-auth.js';
 import type { Provider } from 'oidc-provider';
 import type { Brand } from '../brand.js';
 import type { Clock } from '../clock.js';
@@ -54,6 +55,8 @@ export interface OidcIdentityDeps {
   rateLimits: RateLimits;
   signedIn: Middleware;
   recentAuthentication: Middleware;
+  /** When a main-auth token's session last authenticated its user (inbound-SSO codes carry it). */
+  sessionAuthentications: SessionAuthentications;
   flows: AuthFlowEngine;
   notifications: SecurityNotifications;
   federation: Federation;
@@ -169,7 +172,14 @@ export async function createOidc(deps: OidcDeps): Promise<Oidc> {
       userinfoRoutes({ config, db, clock, keySet, oauthTokens: tokenVerification.oauthTokens, logger }),
       endSessionRoutes({ db, clock, keySet, issuer: config.issuer, apiPrefix: identity.apiPrefix }),
       consentRoutes({ db, clock, signedIn: identity.signedIn, logger }),
-      ssoOtcRoutes({ db, clock, rateLimits: identity.rateLimits, signedIn: identity.signedIn, logger }),
+      ssoOtcRoutes({
+        db,
+        clock,
+        rateLimits: identity.rateLimits,
+        signedIn: identity.signedIn,
+        sessions: identity.sessionAuthentications,
+        logger,
+      }),
       ssoInboundRoutes({ db, clock, provider, tokenVerification, logger }),
       inboundLoginPageRoutes(),
       clientRegistrationRoutes({

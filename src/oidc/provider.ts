@@ -30,7 +30,7 @@ import {
   userAccessTokenTtlSeconds,
 } from './resource-server.js';
 import { claimsByScope, oidcScopes, splitScope } from './scopes.js';
-import { installSsoCodeGrant } from './sso/sso-code-grant.js';
+import { installSsoCodeGrant, ssoCodeAuthTime } from './sso/sso-code-grant.js';
 
 export const oauthRoutes = defaults.paths.oauth;
 
@@ -200,7 +200,7 @@ export function createOidcProvider(dependencies: OidcProviderDependencies): {
       const source = ctx.oidc.entities.AuthorizationCode ?? ctx.oidc.entities.RefreshToken;
       const claims = {
         sessionId: (token as { sessionUid?: string }).sessionUid,
-        auth_time: source?.authTime,
+        auth_time: source?.authTime ?? ssoCodeAuthTime(ctx),
         // The token dies with its authorization (code replayed, refresh token reused, consent withdrawn...).
         grant_id: token.grantId,
       };

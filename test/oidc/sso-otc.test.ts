@@ -1,7 +1,8 @@
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ssoCodeGrantType } from '../../src/oidc/sso/sso-clients.js';
-import { createTestClient } from '../support/fixtures.js';
+import { createTestClient, createTestUser } from '../support/fixtures.js';
+import { mainAuthToken } from '../support/sign-in.js';
 import { ManualClock } from '../support/manual-clock.js';
 import { discover, oidc } from '../support/relying-party.js';
 import { startTestService, type TestService } from '../support/test-service.js';
@@ -114,6 +115,36 @@ describe('the exchange (grant_type urn:identity-service:grant-type:sso-otc at /o
       .where({ identifier: parties.client.clientId });
     expect(row).toMatchObject({ status: 'used' });
     expect(JSON.stringify(row)).not.toContain(tokens.access_token.slice(-20));
+  });
+
+  it("carries the session's last authentication as auth_time, so a code is no fresh sign-in", async () => {
+    const { db } = service.service;
+    // An administrator whose sign-in is an hour old, and the service's own (first-party) application.
+    const user = await createTestUser(db, { roles: ['super_admin'] });
+    const signedInAt = new Date(clock.now().getTime() - 60 * 60_000);
+    const accessToken = await mainAuthToken(service, user, { authTime: signedInAt });
+    const { client, clientSecret } = await createTestClient(db, { type: 'confidential', firstParty: true });
+    const issued = await requestSsoCode(service, accessToken, {
+      client_id: client.clientId,
+      scope: 'openid roles',
+    });
+    expect(issued.status).toBe(201);
+    const { code } = (await issued.json()) as { code: string };
+    const config = await discover(service.issuer, client.clientId, clientSecret);
+    const tokens = await oidc.genericGrantRequest(config, ssoCodeGrantType, { code });
+    const authTime = Math.floor(signedInAt.getTime() / 1000);
+    expect(decodeJwt(tokens.access_token).auth_time).toBe(authTime);
+    expect(tokens.claims()?.auth_time).toBe(authTime);
+    const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token!);
+    expect(decodeJwt(refreshed.access_token).auth_time).toBe(authTime);
+    // So the token is no re-authentication: a sensitive change still asks for one.
+    const registration = await fetch(service.url('/oauth/clients/register'), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${refreshed.access_token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: 'x', redirect_uris: ['https://app.example/cb'], scope: 'openid' }),
+    });
+    expect(registration.status).toBe(401);
+    expect(await registration.json()).toMatchObject({ error: 'reauthentication_required' });
   });
 
   it('accepts a code once', async () => {

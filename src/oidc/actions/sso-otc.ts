@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { ApiError } from '../../http/api-error.js';
-import { principalOf } from '../../http/bearer-auth.js';
+import { principalOf, type SessionAuthentications } from '../../http/bearer-auth.js';
 import { jsonApiRouter } from '../../http/json-api.js';
 import { RateLimitExceeded, type RateLimitRule, type RateLimits } from '../../http/rate-limit.js';
 import { requestInfo } from '../../http/request-info.js';
@@ -34,6 +34,8 @@ export function ssoOtcRoutes(deps: {
   clock: Clock;
   rateLimits: RateLimits;
   signedIn: Middleware;
+  /** The session's last authentication: the code's tokens carry it as their auth_time. */
+  sessions: Pick<SessionAuthentications, 'lastAuthenticatedAt'>;
   logger: Logger;
 }): Router {
   const router = jsonApiRouter('/oauth/sso', deps.logger);
@@ -55,6 +57,8 @@ export function ssoOtcRoutes(deps: {
       clientId: body.client_id,
       scope: body.scope,
       ip: requestInfo(ctx).ip,
+      // Asking for a code is no authentication: the code's tokens say when the session last had one.
+      authTime: await deps.sessions.lastAuthenticatedAt(principal),
     });
     ctx.status = 201;
     ctx.body = {

@@ -21,7 +21,18 @@ export interface IssuedSsoCode {
  */
 export async function issueSsoCode(
   deps: { db: Database; clock: Clock },
-  request: { userId: string; clientId: string; scope: string | undefined; ip: string },
+  request: {
+    userId: string;
+    clientId: string;
+    scope: string | undefined;
+    ip: string;
+    /**
+     * When the user last authenticated (their main-auth session's last sign-in or re-authentication).
+     * The code's tokens carry it as auth_time: asking for a code proves no new authentication, so it
+     * must not let an old session pass for a fresh one (re-authentication checks, inbound SSO).
+     */
+    authTime: Date;
+  },
 ): Promise<IssuedSsoCode> {
   const client = await findClient(deps.db, request.clientId);
   if (!client || !acceptsSsoCodes(client)) {
@@ -51,6 +62,7 @@ export async function issueSsoCode(
         scope: scope.join(' '),
         ip: request.ip,
         expiresAt,
+        authTime: request.authTime,
       },
       now,
     ),

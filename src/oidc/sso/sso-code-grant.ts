@@ -16,6 +16,16 @@ import { redeemSsoCode } from './sso-code-records.js';
  * user and the client with the scopes the user handed over, and the tokens are issued by the engine's
  * own issueTokens, as for an authorization code: created now, never stored with the code.
  */
+/** Where the grant leaves the redeemed code's authentication time for the token claims. */
+export const ssoCodeEntity = 'SsoCode';
+
+/** The authentication time of the one-time code this request redeemed, if it redeemed one. */
+export function ssoCodeAuthTime(ctx: KoaContextWithOIDC): number | undefined {
+  const entity = (ctx.oidc.entities as Record<string, unknown>)[ssoCodeEntity] as
+    { authTime?: number } | undefined;
+  return entity?.authTime;
+}
+
 export function installSsoCodeGrant(
   provider: Provider,
   deps: { db: Database; clock: Clock; apiAudience: string },
@@ -47,12 +57,15 @@ export function installSsoCodeGrant(
       scopes: new Set(scopes),
       resource: deps.apiAudience,
       resourceIndicators: new Set([deps.apiAudience]),
-      claims: {},
-      // The user acted (asked for the code) when it was issued; that is this sign-in's time.
-      authTime: Math.floor(redeemed.issuedAt.getTime() / 1000),
+      // As at authorize for our clients (require_auth_time): the ID token says when the user signed in.
+      claims: { id_token: { auth_time: { essential: true } } },
+      // When the user last authenticated before asking for the code: asking is no authentication.
+      authTime: Math.floor(redeemed.authTime.getTime() / 1000),
       expiresWithSession: false,
     };
     ctx.oidc.entity('Grant', grant);
+    // The access token issued now reads its auth_time here (extraTokenClaims in provider.ts).
+    ctx.oidc.entity(ssoCodeEntity, { authTime: source.authTime });
     await issueTokens(provider, helpers, ctx, source, grant, {
       gty: ssoCodeGrantType,
       entityLabel: 'one-time code',

@@ -10,7 +10,16 @@ const purpose = 'sso_otc';
  */
 export async function storeSsoCode(
   trx: Queryable,
-  code: { clientId: string; userId: string; codeHash: string; scope: string; ip: string; expiresAt: Date },
+  code: {
+    clientId: string;
+    userId: string;
+    codeHash: string;
+    scope: string;
+    ip: string;
+    expiresAt: Date;
+    /** When the user last authenticated (their session's last sign-in or re-authentication). */
+    authTime: Date;
+  },
   now: Date,
 ): Promise<void> {
   await trx('verification_codes')
@@ -23,6 +32,7 @@ export async function storeSsoCode(
     user_id: code.userId,
     ip: code.ip.slice(0, 64),
     scope: code.scope,
+    auth_time: code.authTime,
     max_attempts: ssoCodeMaxAttempts,
     expires_at: code.expiresAt,
     created_at: now,
@@ -32,7 +42,8 @@ export async function storeSsoCode(
 export interface RedeemedSsoCode {
   userId: string;
   scope: string;
-  issuedAt: Date;
+  /** When the user last authenticated before asking for the code: the tokens' auth_time. */
+  authTime: Date;
 }
 
 /**
@@ -61,15 +72,17 @@ export async function redeemSsoCode(
     await countWrongCode(db, presented.clientId, now);
     return undefined;
   }
+  // A code made before auth_time was recorded is refused: its tokens would pass for a fresh sign-in.
   const claimed = await db.raw(
     `update verification_codes set status = 'used', used_at = cast(? as timestamptz)
      where id = ? and status = 'pending' and expires_at > cast(? as timestamptz) and attempts < max_attempts
-     returning user_id, scope, created_at`,
+       and auth_time is not null
+     returning user_id, scope, auth_time`,
     [now, matchedId, now],
   );
-  const row = (claimed.rows as { user_id: string; scope: string | null; created_at: Date }[])[0];
+  const row = (claimed.rows as { user_id: string; scope: string | null; auth_time: Date }[])[0];
   if (!row) return undefined;
-  return { userId: row.user_id, scope: row.scope ?? 'openid', issuedAt: new Date(row.created_at) };
+  return { userId: row.user_id, scope: row.scope ?? 'openid', authTime: new Date(row.auth_time) };
 }
 
 async function countWrongCode(db: Queryable, clientId: string, now: Date): Promise<void> {
