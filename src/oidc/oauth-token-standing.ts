@@ -1,14 +1,14 @@
 import { errors, type Provider } from 'oidc-provider';
 import type { OAuthTokenStanding } from '../tokens/principal.js';
 import type { ActiveUserCache } from './active-user-cache.js';
-import { isFirstParty } from './client-metadata.js';
+import { allowedScopesOf, isFirstParty } from './client-metadata.js';
 import type { RevokedGrants } from './revoked-grants.js';
 
 /**
  * What the service knows now about an OAuth access token beyond its signature, all from memory: its
  * grant revoked (src/oidc/revoked-grants.ts), its client disabled or deleted (the per-node client
  * cache, src/oidc/client-cache.ts), its user disabled (src/oidc/active-user-cache.ts), its client
- * first-party. A change made anywhere is seen by every node within seconds.
+ * first-party, the scopes its client is allowed now. A change made anywhere is seen by every node within seconds.
  */
 export function oauthTokenStanding(
   provider: Provider,
@@ -29,7 +29,10 @@ export function oauthTokenStanding(
       if (!client) return undefined;
       // A disabled user's tokens act nowhere: not at introspection, and not as an administrator.
       if (userId !== undefined && !(await activeUsers.isActive(userId))) return undefined;
-      return { firstParty: isFirstParty(client as never) };
+      return {
+        firstParty: isFirstParty(client as never),
+        allowedScopes: allowedScopesOf(client as never),
+      };
     },
   };
 }

@@ -44,7 +44,18 @@ export interface OAuthTokenStanding {
     clientId: string;
     grantId: string | undefined;
     userId: string | undefined;
-  }): Promise<{ firstParty: boolean } | undefined>;
+  }): Promise<{ firstParty: boolean; allowedScopes: readonly string[] } | undefined>;
+}
+
+/**
+ * The token's scopes its client is still allowed. An administrator who takes a scope from a client
+ * (a service client's `service:<permission>`, a first-party client's `roles`) takes it from the tokens
+ * the client already holds too, as a disable does, not only from the next ones: the client is read
+ * from memory at every use anyway.
+ */
+export function scopesStillAllowed(scopes: ReadonlySet<string>, allowed: readonly string[]): Set<string> {
+  const allowance = new Set(allowed);
+  return new Set([...scopes].filter((scope) => allowance.has(scope)));
 }
 
 /** Whether a main-auth access token's session is still live (src/identity/sessions answers it). */
@@ -72,8 +83,9 @@ export interface TokenVerification {
  * What a verified token is worth now, at every use (a verified token may be remembered until its exp):
  * a main-auth token is refused once its session has ended (a copy taken before a logout acts nowhere,
  * on any API: no router has to remember it); an OAuth token once its grant is revoked, its client
- * disabled or its user disabled; a user's OAuth token has the user's authority only while its client
- * is first-party and the roles scope was granted.
+ * disabled or its user disabled; it acts only with the scopes its client is still allowed; a user's
+ * OAuth token has the user's authority only while its client is first-party and the roles scope was
+ * granted (and is still allowed).
  */
 export async function confirmStanding(
   principal: Principal,
@@ -95,8 +107,9 @@ export async function confirmStanding(
   if (!standing) {
     throw new InvalidAccessTokenError('this token was revoked, or its client or user disabled');
   }
-  if (principal.kind === 'service') return principal;
-  return { ...principal, hasUserAuthority: standing.firstParty && principal.scopes.has('roles') };
+  const scopes = scopesStillAllowed(principal.scopes, standing.allowedScopes);
+  if (principal.kind === 'service') return { ...principal, scopes };
+  return { ...principal, scopes, hasUserAuthority: standing.firstParty && scopes.has('roles') };
 }
 
 /**

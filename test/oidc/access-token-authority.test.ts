@@ -4,9 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { clientsCreateCommand, clientsListCommand } from '../../src/cli/commands/clients.js';
 import { loadUserAccess } from '../../src/identity/access/user-access.js';
-import { callbackUri, createTestClient, createTestUser } from '../support/fixtures.js';
+import { updateClient } from '../../src/oidc/models/oauth-client.js';
+import { callbackUri, createServiceClient, createTestClient, createTestUser } from '../support/fixtures.js';
 import { HttpBrowser } from '../support/http-browser.js';
 import { completeAuthorization, discover, oidc } from '../support/relying-party.js';
+import { introspectAs } from '../support/resource-server-calls.js';
 import { mainAuthToken } from '../support/sign-in.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
@@ -133,6 +135,36 @@ describe('the service’s management endpoints take a user’s authority only fr
       headers: { authorization: `Bearer ${tokens.access_token}` },
     });
     expect(response.status).toBe(200);
+  });
+});
+
+describe('a scope taken from a client is taken from the tokens it already holds', () => {
+  it('a first-party client no longer allowed roles: its token loses the user’s authority at once', async () => {
+    const { client, tokens } = await superAdminSignsIn({ firstParty: true, scope: 'openid roles' });
+    await updateClient(service.service.db, client.clientId, { scopes: ['openid', 'profile'] }, new Date());
+    expect(await managementCalls(tokens.access_token)).toMatchObject(refusedEverywhere);
+  });
+
+  it('a service client no longer allowed a service scope: its token acts without it, introspection says so', async () => {
+    const { db } = service.service;
+    const { client, clientSecret } = await createServiceClient(db, [
+      'service:platform.feature-flags.read',
+      'service:platform.i18n.read',
+    ]);
+    const config = await discover(service.issuer, client.clientId, clientSecret);
+    const { access_token } = await oidc.clientCredentialsGrant(config);
+    const flags = () =>
+      fetch(service.url('/api/v2/platform/feature-flags'), {
+        headers: { authorization: `Bearer ${access_token}` },
+      }).then((response) => response.status);
+    expect(await flags()).toBe(200);
+    await updateClient(db, client.clientId, { scopes: ['service:platform.i18n.read'] }, new Date());
+    expect(await flags()).toBe(403);
+    const caller = { clientId: client.clientId, secret: clientSecret! };
+    expect(await introspectAs(service, caller, access_token)).toMatchObject({
+      active: true,
+      scope: 'service:platform.i18n.read',
+    });
   });
 });
 

@@ -8,10 +8,11 @@ import { readFormBody } from '../../http/form-body.js';
 import type { PublishedKeySet } from '../../keys/published-key-set.js';
 import {
   InvalidAccessTokenError,
+  tokenScopes,
   verifyOAuthAccessToken,
   type OAuthAccessTokenClaims,
 } from '../../tokens/oauth-access-token.js';
-import type { OAuthTokenStanding } from '../../tokens/principal.js';
+import { scopesStillAllowed, type OAuthTokenStanding } from '../../tokens/principal.js';
 import { VerifiedTokenCache } from '../../tokens/verified-token-cache.js';
 import type { ActiveUserCache } from '../active-user-cache.js';
 import { authenticateClientWithBasic } from '../client-authentication.js';
@@ -104,7 +105,8 @@ export function introspectionEndpoint(deps: {
       active: true,
       sub: claims.sub,
       client_id: claims.client_id,
-      scope: claims.scope ?? '',
+      // A scope taken from the client since the token was issued is no longer the token's.
+      scope: [...scopesStillAllowed(tokenScopes(claims), standing.allowedScopes)].join(' '),
       exp: claims.exp!,
       iat: claims.iat!,
       iss: claims.iss!,

@@ -11,7 +11,7 @@ import {
   tokenScopes,
   verifyOAuthAccessToken,
 } from '../../tokens/oauth-access-token.js';
-import type { OAuthTokenStanding } from '../../tokens/principal.js';
+import { scopesStillAllowed, type OAuthTokenStanding } from '../../tokens/principal.js';
 import { claimsForScopes, loadAccount } from '../account-claims.js';
 import { bearerChallenge, OAuthError, oauthErrors } from '../oauth-error.js';
 import { oauthRoutes } from '../provider.js';
@@ -60,15 +60,17 @@ export function userinfoRoutes(deps: {
         bearerChallenge(realm, 'insufficient_scope', 'access token is missing the openid scope'),
       );
     }
-    if (
-      !(await oauthTokens.check({ clientId: claims.client_id, grantId: claims.grant_id, userId: claims.sub }))
-    ) {
-      throw invalid('the access token was revoked, or its client or user disabled');
-    }
+    const standing = await oauthTokens.check({
+      clientId: claims.client_id,
+      grantId: claims.grant_id,
+      userId: claims.sub,
+    });
+    if (!standing) throw invalid('the access token was revoked, or its client or user disabled');
     const account = await loadAccount(db, claims.sub);
     if (!account) throw invalid('the user of this token no longer exists or is disabled');
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = await claimsForScopes(db, account, scopes);
+    // Only the claims of scopes the client is still allowed (an allowance taken away counts at once).
+    ctx.body = await claimsForScopes(db, account, scopesStillAllowed(scopes, standing.allowedScopes));
   };
 
   const cors = async (ctx: Context, next: () => Promise<unknown>) => {
