@@ -30,7 +30,9 @@ const errors = {
 
 /**
  * Checks a funnel against the registered steps before it is stored: every step exists for the flow,
- * none twice, at least one. What the flow engine would otherwise find out at a user's sign-in.
+ * none twice, at least one, and a login funnel has a step that proves who signs in. What the flow
+ * engine would otherwise find out at every user's sign-in (a login funnel of phone-email alone failed
+ * every sign-in with a 500).
  */
 export function funnelProblems(
   steps: z.infer<typeof funnelStepSchema>[],
@@ -53,6 +55,16 @@ export function funnelProblems(
       problems.push({ path: `steps.${index}.stepId`, message: `${step.stepId} appears twice` });
     seen.add(step.stepId);
   });
+  if (
+    flow === 'login' &&
+    steps.length > 0 &&
+    !steps.some((step) => registry.get(step.stepId, flow)?.authenticates === true)
+  ) {
+    problems.push({
+      path: 'steps',
+      message: 'a login funnel needs a step that proves who signs in (password, otp-code, totp, qr, oauth)',
+    });
+  }
   return problems;
 }
 

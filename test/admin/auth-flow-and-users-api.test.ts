@@ -8,7 +8,7 @@ import { mainAuthToken } from '../support/sign-in.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 let service: TestService;
-let admin: { id: string };
+let admin: Awaited<ReturnType<typeof createTestUser>>;
 let adminToken: string;
 
 beforeAll(async () => {
@@ -94,6 +94,19 @@ describe('admin API: funnels and allowed methods', () => {
     const answer = await call('PUT', '/auth-flow/funnels/registration', { steps });
     expect(answer).toMatchObject({ status: 400, body: { error: 'invalid_funnel', details: [{ path }] } });
     expect(await call('GET', '/auth-flow/funnels/registration')).toEqual(before);
+  });
+
+  it('refuses a login funnel in which no step proves who signs in: it would let nobody in', async () => {
+    const before = await call('GET', '/auth-flow/funnels/login');
+    for (const stepIds of [['phone-email'], ['phone-email', 'consent']]) {
+      const steps = stepIds.map((stepId, index) => ({ stepId, mandatory: true, order: index + 1 }));
+      expect(await call('PUT', '/auth-flow/funnels/login', { steps })).toMatchObject({
+        status: 400,
+        body: { error: 'invalid_funnel', details: [{ path: 'steps' }] },
+      });
+    }
+    expect(await call('GET', '/auth-flow/funnels/login')).toEqual(before);
+    expect(await loginStatus(admin.email!, admin.password)).toBe(200);
   });
 
   it('answers 400 for a flow that does not exist', async () => {

@@ -1,7 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCommand } from '../../src/cli/run-command.js';
 import { listAuditEvents } from '../../src/identity/audit/audit-log.js';
-import { builtInAuthMethodTypes, builtInStepIds } from '../../src/identity/auth-flow/built-in-steps.js';
+import {
+  builtInAuthenticatingLoginStepIds,
+  builtInAuthMethodTypes,
+  builtInStepIds,
+} from '../../src/identity/auth-flow/built-in-steps.js';
 import { flowKinds } from '../../src/identity/auth-flow/flow-session.js';
 import {
   createdInOrder,
@@ -186,6 +190,10 @@ describe('npm run idp -- funnels:* and allowed-methods:*', () => {
       'expected id[=provider][:optional][@group]',
     ],
     [['funnels:set', '--flow', 'login', '--step', 'oauth'], 'the oauth step names its provider'],
+    [
+      ['funnels:set', '--flow', 'login', '--step', 'phone-email', '--step', 'consent'],
+      'a login funnel needs a step that proves who signs in',
+    ],
     [['allowed-methods:set'], 'give --method'],
     [['allowed-methods:set', '--method', 'carrier-pigeon'], 'not one of'],
   ])('refuses %j with exit code 2', async (argv, message) => {
@@ -214,6 +222,13 @@ describe('npm run idp -- funnels:* and allowed-methods:*', () => {
         `the built-in steps of the ${flow} flow`,
       ).toEqual([...builtInStepIds[flow]].sort());
     }
+    expect(
+      steps
+        .ids()
+        .filter((id) => steps.get(id, 'login')?.authenticates === true)
+        .sort(),
+      'the built-in login steps that prove who signs in',
+    ).toEqual([...builtInAuthenticatingLoginStepIds].sort());
     expect(
       authMethods
         .all()

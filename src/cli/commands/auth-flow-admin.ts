@@ -1,7 +1,11 @@
 import { z } from 'zod';
 import { adminAuditEventTypes, auditCliChange } from '../../admin/admin-audit.js';
 import { allowedMethodsSetting } from '../../identity/auth-flow/allowed-methods.js';
-import { builtInAuthMethodTypes, builtInStepIds } from '../../identity/auth-flow/built-in-steps.js';
+import {
+  builtInAuthenticatingLoginStepIds,
+  builtInAuthMethodTypes,
+  builtInStepIds,
+} from '../../identity/auth-flow/built-in-steps.js';
 import { flowKinds, type FlowKind } from '../../identity/auth-flow/flow-session.js';
 import { loadFunnel, replaceFunnel, type FunnelStep } from '../../identity/auth-flow/funnel-steps.js';
 import { readSetting, writeSetting } from '../../platform/settings/platform-settings.js';
@@ -26,7 +30,7 @@ const stepPattern =
 export function parseFunnelSteps(flow: FlowKind, specs: string[]): FunnelStep[] {
   if (specs.length === 0) throw new UsageError('give the funnel as --step id[:optional][@group]...');
   const seen = new Set<string>();
-  return specs.map((spec, index) => {
+  const steps = specs.map((spec, index) => {
     const match = stepPattern.exec(spec);
     if (!match) throw new UsageError(`--step ${spec}: expected id[=provider][:optional][@group]`);
     const [, stepId, provider, necessity, group] = match;
@@ -52,6 +56,13 @@ export function parseFunnelSteps(flow: FlowKind, specs: string[]): FunnelStep[] 
       ...(provider ? { settings: { provider } } : {}),
     };
   });
+  // As the admin API: a login funnel that proves nobody's identity would fail every sign-in.
+  if (flow === 'login' && !steps.some((step) => builtInAuthenticatingLoginStepIds.includes(step.stepId))) {
+    throw new UsageError(
+      `a login funnel needs a step that proves who signs in (${builtInAuthenticatingLoginStepIds.join(', ')})`,
+    );
+  }
+  return steps;
 }
 
 export const funnelsGetCommand: CliCommand = {

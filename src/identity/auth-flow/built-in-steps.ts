@@ -20,5 +20,17 @@ export const builtInStepIds: Record<FlowKind, readonly string[]> = {
   registration: ['phone-email', 'password', 'otp-code', 'consent', 'totp', 'profile'],
 };
 
+/**
+ * The built-in login steps that prove who signs in (`authenticates` on their implementation; the same
+ * test keeps the two equal): a login funnel without one of them would let nobody in.
+ */
+export const builtInAuthenticatingLoginStepIds: readonly string[] = [
+  'password',
+  'otp-code',
+  'totp',
+  'qr',
+  'oauth',
+];
+
 /** The sign-in methods (auth_method slugs) the service ships (src/identity/auth-methods/built-in-methods.ts). */
 export const builtInAuthMethodTypes: readonly string[] = ['password', 'email_otp', 'sms_otp', 'totp'];

@@ -58,6 +58,12 @@ export interface AuthFlowStep<Input = unknown> {
   run(context: StepContext, input: Input): Promise<StepResult>;
   /** The flows this implementation serves; absent = all. A flow-specific one wins over a general one. */
   flows?: readonly FlowKind[];
+  /**
+   * Whether the step proves who the person is (its result carries an `authMethod`): a password, a code,
+   * an approval. A login funnel needs at least one such step, or nobody could sign in (the admin API
+   * refuses such a funnel). Absent: it only identifies or asks (phone-email, consent, a plugin's page).
+   */
+  authenticates?: boolean;
   /** What the client shows for this step; absent = a screen the engine derives from the step id. */
   screen?(context: StepContext): StepScreen | Promise<StepScreen>;
   /**

@@ -41,6 +41,7 @@ export function createOAuthStep(deps: {
   return {
     id: 'oauth',
     flows: ['login'],
+    authenticates: true,
     // What the provider said reached the server through its callback; the client brings only the
     // proof that callback gave its browser (`oauth_proof` on the return address).
     input: z.strictObject({ proof: z.string().max(100).optional() }),

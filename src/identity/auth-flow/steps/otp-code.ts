@@ -46,6 +46,7 @@ export type OtpCodeInput = z.infer<typeof otpCodeInput>;
 export function createOtpCodeStep(deps: OtpCodeStepDeps): AuthFlowStep<OtpCodeInput> {
   return {
     id: 'otp-code',
+    authenticates: true,
     input: otpCodeInput,
     async run(context, input) {
       const { db, clock, session, request } = context;

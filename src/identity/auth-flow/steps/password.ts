@@ -21,6 +21,7 @@ export const invalidCredentials = () =>
  */
 export const passwordStep: AuthFlowStep<{ password: string }> = {
   id: 'password',
+  authenticates: true,
   input: z.object({ password: z.string().min(1).max(1024) }),
   async run(context, { password }) {
     const { db, clock, request, passwordHashing } = context;

@@ -27,6 +27,7 @@ export function createQrStep(deps: { issuer: string }): AuthFlowStep<Record<stri
   return {
     id: 'qr',
     flows: ['login'],
+    authenticates: true,
     input: z.object({}).passthrough(),
     async prepare(context) {
       const { token } = await createQrLoginRequest(context.db, context.clock.now());

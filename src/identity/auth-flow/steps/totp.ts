@@ -18,6 +18,7 @@ import type { AuthFlowStep } from '../step.js';
 export function createTotpStep(deps: TotpDependencies): AuthFlowStep<{ code: string }> {
   return {
     id: 'totp',
+    authenticates: true,
     input: z.object({ code: z.string().trim().min(1).max(16) }),
     async run(context, { code }) {
       const { db, clock, request } = context;
