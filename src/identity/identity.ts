@@ -227,7 +227,7 @@ export async function createIdentity(deps: IdentityDeps): Promise<Identity> {
         }),
         firstPasswordRoutes({ db, clock, notifications, passwordHashing }),
         inboundLoginRoutes({ db, clock, rateLimits, signing, apiPrefix: identityApiPrefix }),
-        qrLoginRoutes({ db, clock, rateLimits }),
+        qrLoginRoutes({ db, clock, rateLimits, sessions: sessionAuths }),
         passwordRoutes(passwordDeps),
         verificationRoutes({ ...messaging, notifications }),
         ...(config.env === 'production'

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { grantRole } from '../../src/identity/access/user-access.js';
 import { listAuditEvents } from '../../src/identity/audit/audit-log.js';
+import { loadFunnel, replaceFunnel } from '../../src/identity/auth-flow/funnel-steps.js';
 import { findUserById } from '../../src/identity/users/user.js';
 import { callbackUri, createTestUser, uniqueEmail, uniquePhone } from '../support/fixtures.js';
 import { startTestService, type TestService } from '../support/test-service.js';
@@ -95,6 +96,28 @@ describe('re-authentication before changing a contact', () => {
       type: 'identity.session.reauthenticated',
     });
     expect(event).toMatchObject({ details: { method: 'password', sessionId: login.sessionId } });
+  });
+
+  it('does not count a QR sign-in approved by an older session as a fresh authentication', async () => {
+    const { db } = service.service;
+    const { call } = await signedIn();
+    clock.advance(sixMinutes);
+    // Whoever holds the signed-in device's access token (no password) shows a QR code elsewhere and
+    // approves it: the session that starts is no more recently authenticated than the approver's.
+    const funnel = await loadFunnel(db, 'login');
+    await replaceFunnel(db, 'login', [{ stepId: 'qr', mandatory: true, order: 1 }], clock.now());
+    try {
+      const started = await client.start('login');
+      const token = (started.screen[0]!.data!.qr as { token: string }).token;
+      expect((await call('POST', '/auth/qr/approve', { token })).status).toBe(200);
+      const completed = await client.step(started.sessionId, 'qr', {});
+      expect(completed.body).toMatchObject({ status: 'completed' });
+      const newSession = completed.body.accessToken;
+      const refused = await call('POST', '/auth/verify/send', { identifier: uniquePhone() }, newSession);
+      expect(refused).toMatchObject({ status: 401, body: { error: 'reauthentication_required' } });
+    } finally {
+      await replaceFunnel(db, 'login', funnel, clock.now());
+    }
   });
 
   it('lets the sign-in itself count for 5 minutes', async () => {

@@ -205,6 +205,7 @@ export function authFlowRoutes(deps: AuthFlowRouteDependencies): IdentityRoutes 
                 flow: completed.flow,
                 userId: completed.userId,
                 authMethods: completed.authMethods,
+                authenticatedAt: completed.authenticatedAt,
                 request,
                 deviceCookie,
               },

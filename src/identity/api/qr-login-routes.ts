@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { ApiError } from '../../http/api-error.js';
-import { principalOf } from '../../http/bearer-auth.js';
+import { principalOf, type SessionAuthentications } from '../../http/bearer-auth.js';
 import { RateLimitExceeded, type RateLimitRule, type RateLimits } from '../../http/rate-limit.js';
 import { requestInfo } from '../../http/request-info.js';
 import { approveQrLoginRequest, qrLoginStatus } from '../qr-login/qr-login-requests.js';
@@ -24,8 +24,14 @@ const qrStatus = z
  * The two sides of the `qr` step: POST /auth/qr/status (the waiting page: has the code been approved?)
  * and POST /auth/qr/approve (the signed-in device that scanned it says yes, as its user).
  */
-export function qrLoginRoutes(deps: { db: Database; clock: Clock; rateLimits: RateLimits }): IdentityRoutes {
-  const { db, clock, rateLimits } = deps;
+export function qrLoginRoutes(deps: {
+  db: Database;
+  clock: Clock;
+  rateLimits: RateLimits;
+  /** The approving session's last authentication. */
+  sessions: Pick<SessionAuthentications, 'lastAuthenticatedAt'>;
+}): IdentityRoutes {
+  const { db, clock, rateLimits, sessions } = deps;
   return (api) => {
     api.add(
       {
@@ -73,7 +79,16 @@ export function qrLoginRoutes(deps: { db: Database; clock: Clock; rateLimits: Ra
       async (ctx, body) => {
         const principal = principalOf(ctx);
         if (principal.kind !== 'user') throw new ApiError(403, 'forbidden', 'Only a user can approve.');
-        const approved = await approveQrLoginRequest(db, body.token, principal.userId, clock.now());
+        // Approving proves nothing new about who holds this device: the waiting device's session gets
+        // this session's last authentication, not a fresh one (a stolen token can't make a new session
+        // pass re-authentication checks).
+        const authTime = await sessions.lastAuthenticatedAt(principal);
+        const approved = await approveQrLoginRequest(
+          db,
+          body.token,
+          { userId: principal.userId, authTime },
+          clock.now(),
+        );
         if (!approved) {
           throw new ApiError(410, 'qr_expired', 'This QR code expired or was used. Show a new one.');
         }

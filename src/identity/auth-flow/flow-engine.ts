@@ -50,6 +50,11 @@ export interface FlowCompleted {
   userId: string;
   /** Authentication methods proven along the way (OIDC amr values). */
   authMethods: string[];
+  /**
+   * When the user authenticated, if not now: every proof of the flow was made earlier (a QR approval
+   * by a session that signed in earlier); the latest of them. Undefined when a step proved it now.
+   */
+  authenticatedAt?: Date | undefined;
   context: FlowContext;
 }
 
@@ -224,6 +229,7 @@ export class AuthFlowEngine {
       const result = await step.run(this.#context(state, request), input);
       if (result.authMethod && !authMethods.includes(result.authMethod)) authMethods.push(result.authMethod);
       state.tempData = { ...state.tempData, ...result.tempData, authMethods };
+      if (result.authMethod) state.tempData = withProofTime(state.tempData, result.authenticatedAt);
       if ('userId' in result) state.userId = result.userId;
     }
     state.completedSteps = [...session.completedSteps, ...screen];
@@ -310,10 +316,27 @@ export class AuthFlowEngine {
         flow: state.flow,
         userId,
         authMethods,
+        authenticatedAt: authenticatedAtOf(state.tempData),
         context: state.context,
       };
       const completion = onComplete ? await onComplete(trx, completed) : undefined;
       return { ...completed, completion };
     });
   }
+}
+
+/**
+ * Records when a step's proof was made in the flow's tempData: `freshProof` once any step proved now,
+ * else `proofAt`, the latest earlier proof (epoch milliseconds).
+ */
+function withProofTime(tempData: Record<string, unknown>, at: Date | undefined): Record<string, unknown> {
+  if (at === undefined) return { ...tempData, freshProof: true };
+  const previous = typeof tempData.proofAt === 'number' ? tempData.proofAt : 0;
+  return { ...tempData, proofAt: Math.max(previous, at.getTime()) };
+}
+
+/** When the flow's user authenticated, if every proof was made earlier; undefined: now. */
+function authenticatedAtOf(tempData: Record<string, unknown>): Date | undefined {
+  if (tempData.freshProof === true || typeof tempData.proofAt !== 'number') return undefined;
+  return new Date(tempData.proofAt);
 }

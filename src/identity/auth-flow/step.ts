@@ -25,6 +25,12 @@ export interface StepResult {
   tempData?: Record<string, unknown>;
   /** The authentication method this step proved (OIDC `amr` value), e.g. `pwd`. */
   authMethod?: string;
+  /**
+   * With `authMethod`: when that proof was made, if before now. A QR approval vouches with the
+   * approving device's session, whose last authentication may be old: the session this flow starts
+   * must not pass for a fresh authentication (re-authentication checks read it). Absent: now.
+   */
+  authenticatedAt?: Date;
 }
 
 /** One input of a step's screen (spec: a plugin step may be delivered as a schema of fields). */

@@ -30,31 +30,40 @@ export async function qrLoginStatus(
   return row.status;
 }
 
-/** A signed-in user approves (one conditional UPDATE: only a pending, live request; once). */
+/**
+ * A signed-in user approves (one conditional UPDATE: only a pending, live request; once). `authTime` is
+ * when the approving session last authenticated its user: the session the code starts keeps it.
+ */
 export async function approveQrLoginRequest(
   db: Queryable,
   token: string,
-  userId: string,
+  approver: { userId: string; authTime: Date },
   now: Date,
 ): Promise<boolean> {
   const changed = await db('qr_login_requests')
     .where({ token_hash: sha256(token), status: 'pending' })
     .where('expires_at', '>', now)
-    .update({ status: 'approved', user_id: userId, approved_at: now });
+    .update({ status: 'approved', user_id: approver.userId, auth_time: approver.authTime, approved_at: now });
   return changed === 1;
 }
 
-/** The waiting device takes the approval: approved → used, once; the approving user, or undefined. */
+/**
+ * The waiting device takes the approval: approved → used, once; the approving user and when they last
+ * authenticated, or undefined. An approval made before auth_time was recorded is not taken: its session
+ * would pass for a fresh sign-in.
+ */
 export async function consumeApprovedQrLogin(
   db: Queryable,
   token: string,
   now: Date,
-): Promise<string | undefined> {
+): Promise<{ userId: string; authTime: Date } | undefined> {
   const result = await db.raw(
     `update qr_login_requests set status = 'used'
      where token_hash = ? and status = 'approved' and expires_at > cast(? as timestamptz)
-     returning user_id`,
+       and auth_time is not null
+     returning user_id, auth_time`,
     [sha256(token), now],
   );
-  return (result.rows as { user_id: string }[])[0]?.user_id;
+  const row = (result.rows as { user_id: string; auth_time: Date }[])[0];
+  return row ? { userId: row.user_id, authTime: new Date(row.auth_time) } : undefined;
 }

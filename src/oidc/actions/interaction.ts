@@ -461,7 +461,11 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
         );
       }
       await rememberDevice(ctx, outcome.userId, outcome.flow === 'login');
-      const login = { login: { accountId: outcome.userId, amr: outcome.authMethods, remember: true } };
+      // A sign-in whose proof is older than now (a QR approval) keeps its time: no fresh auth_time.
+      const ts = outcome.authenticatedAt ? Math.floor(outcome.authenticatedAt.getTime() / 1000) : undefined;
+      const login = {
+        login: { accountId: outcome.userId, amr: outcome.authMethods, remember: true, ...(ts ? { ts } : {}) },
+      };
       if (outcome.flow === 'registration') {
         // The sign-in is recorded in the interaction now; onboarding comes first, then its resume
         // address (consent, then the client).

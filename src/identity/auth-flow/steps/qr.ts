@@ -36,8 +36,11 @@ export function createQrStep(deps: { issuer: string }): AuthFlowStep<Record<stri
     async run(context) {
       const token = tokenOf(context);
       const now = context.clock.now();
-      const userId = await consumeApprovedQrLogin(context.db, token, now);
-      if (userId) return { userId, authMethod: 'qr' };
+      const approved = await consumeApprovedQrLogin(context.db, token, now);
+      // Approving proves no new authentication: the sign-in is as old as the approver's.
+      if (approved) {
+        return { userId: approved.userId, authMethod: 'qr', authenticatedAt: approved.authTime };
+      }
       if ((await qrLoginStatus(context.db, token, now)) === 'pending') {
         throw new ApiError(
           409,
