@@ -229,7 +229,11 @@ export class AuthFlowEngine {
       const result = await step.run(this.#context(state, request), input);
       if (result.authMethod && !authMethods.includes(result.authMethod)) authMethods.push(result.authMethod);
       state.tempData = { ...state.tempData, ...result.tempData, authMethods };
-      if (result.authMethod) state.tempData = withProofTime(state.tempData, result.authenticatedAt);
+      // Only a step that proves who the person is dates the sign-in: a forced setup (mfa-setup) after a
+      // QR approval proves a new authenticator, not that the approver's old sign-in is fresh.
+      if (result.authMethod && step.authenticates) {
+        state.tempData = withProofTime(state.tempData, result.authenticatedAt);
+      }
       if ('userId' in result) state.userId = result.userId;
     }
     state.completedSteps = [...session.completedSteps, ...screen];
