@@ -159,14 +159,24 @@ export async function forwardCommand(
   });
 }
 
+/**
+ * The socket is created owner-only (umask 077 while listen() binds it, which it does before returning):
+ * created with the process's umask and restricted afterwards, another local user could connect in
+ * between and keep the connection. The chmod after listening stays for a socket file taken over.
+ */
 function listen(server: http.Server, socketPath: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const onError = (error: Error) => reject(error);
     server.once('error', onError);
-    server.listen(socketPath, () => {
-      server.off('error', onError);
-      resolve();
-    });
+    const umask = process.umask(0o077);
+    try {
+      server.listen(socketPath, () => {
+        server.off('error', onError);
+        resolve();
+      });
+    } finally {
+      process.umask(umask);
+    }
   });
 }
 
