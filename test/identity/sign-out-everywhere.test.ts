@@ -1,8 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServiceClient, createTestUser } from '../support/fixtures.js';
+import { createQrLoginRequest } from '../../src/identity/qr-login/qr-login-requests.js';
+import { createServiceClient, createTestClient, createTestUser } from '../support/fixtures.js';
+import { HttpBrowser } from '../support/http-browser.js';
+import { exchangeSsoCode, requestSsoCode } from '../oidc/support/sso-code.js';
+import { requestLoginToken } from '../oidc/support/inbound-login.js';
 import { callIdentityApi, mainAuthTokenFor, uniqueIp } from '../support/identity-api-client.js';
-import type { HttpBrowser } from '../support/http-browser.js';
-import { buildAuthorizationRequest, completeAuthorization, oidc } from '../support/relying-party.js';
+import {
+  buildAuthorizationRequest,
+  completeAuthorization,
+  discover,
+  oidc,
+} from '../support/relying-party.js';
 import { mainAuthToken, userWithTokens } from '../support/sign-in.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 import { introspectAs, userinfoStatus as userinfoStatusOf } from '../support/resource-server-calls.js';
@@ -55,8 +63,56 @@ async function silentAuthorization(config: oidc.Configuration, browser: HttpBrow
 }
 
 /**
- * A user signed in to an application through the pages, with its tokens, and a code the application
- * got silently afterwards (prompt=none: the provider's session is live) and has not redeemed yet.
+ * Sign-ins the user began but nobody finished yet, each of which would start a session: a one-time
+ * SSO code for a client (POST /oauth/sso/otc), an inbound-SSO login token (POST /oauth/sso/inbound)
+ * and a QR sign-in the user approved that the waiting device has not taken.
+ */
+async function beginSignInsElsewhere(user: { id: string; email: string | null; password: string }) {
+  const { db, clock } = service.service;
+  const mainAuth = await mainAuthTokenFor(service, user.id);
+  const otcClient = await createTestClient(db, { type: 'confidential' });
+  const otc = await requestSsoCode(service, mainAuth, { client_id: otcClient.client.clientId });
+  expect(otc.status).toBe(201);
+  const { code } = (await otc.json()) as { code: string };
+
+  const firstParty = await createTestClient(db, { type: 'confidential', firstParty: true });
+  const firstPartyClient = { clientId: firstParty.client.clientId, clientSecret: firstParty.clientSecret! };
+  const config = await discover(service.issuer, firstPartyClient.clientId, firstPartyClient.clientSecret);
+  const { tokens } = await completeAuthorization(config, new HttpBrowser(service.issuer), {
+    identifier: user.email!,
+    password: user.password,
+  });
+  const inbound = await requestLoginToken(service, firstPartyClient, { access_token: tokens.access_token });
+  expect(inbound.status).toBe(201);
+  const { login_token: loginToken } = (await inbound.json()) as { login_token: string };
+
+  const qr = await createQrLoginRequest(db, clock.now());
+  const approved = await callIdentityApi(
+    service,
+    '/auth/qr/approve',
+    { token: qr.token },
+    { token: mainAuth },
+  );
+  expect(approved.status).toBe(200);
+
+  return {
+    redeemSsoCode: async () => {
+      const answer = await exchangeSsoCode(
+        service,
+        { clientId: otcClient.client.clientId, clientSecret: otcClient.clientSecret! },
+        code,
+      );
+      return { status: answer.status, body: (await answer.json()) as Record<string, unknown> };
+    },
+    useLoginToken: () => callIdentityApi(service, '/auth/inbound', { loginToken }),
+    qrStatus: async () => (await callIdentityApi(service, '/auth/qr/status', { token: qr.token })).body,
+  };
+}
+
+/**
+ * A user signed in to an application through the pages, with its tokens, a code the application got
+ * silently afterwards (prompt=none: the provider's session is live) and has not redeemed yet, and
+ * sign-ins begun elsewhere (beginSignInsElsewhere).
  */
 async function signedInEverywhere() {
   const signedIn = await userWithTokens(service);
@@ -65,7 +121,8 @@ async function signedInEverywhere() {
   expect(await userinfoStatus(tokens.access_token)).toBe(200);
   const pending = await silentAuthorization(config, browser);
   expect(pending.callback.searchParams.get('code')).toBeTruthy();
-  return { ...signedIn, pending };
+  const begun = await beginSignInsElsewhere(signedIn.user);
+  return { ...signedIn, pending, begun };
 }
 
 /** Everything the OIDC sign-in gave is dead; signing in again needs the password but no new consent. */
@@ -73,10 +130,14 @@ async function expectSignedOutOfApplications(
   signedIn: Awaited<ReturnType<typeof signedInEverywhere>>,
   password: string,
 ) {
-  const { tokens, config, browser, pending, user } = signedIn;
+  const { tokens, config, browser, pending, user, begun } = signedIn;
   await expect(oidc.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({
     error: 'invalid_grant',
   });
+  // Sign-ins begun before the change don't finish after it.
+  expect(await begun.redeemSsoCode()).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+  expect(await begun.useLoginToken()).toMatchObject({ status: 401, body: { error: 'invalid_login_token' } });
+  expect(await begun.qrStatus()).toEqual({ status: 'expired' });
   expect(await introspect(tokens.access_token)).toEqual({ active: false });
   expect(await userinfoStatus(tokens.access_token)).toBe(401);
   await expect(pending.redeem()).rejects.toMatchObject({ error: 'invalid_grant' });
@@ -108,7 +169,8 @@ describe('ending every session of a user also ends their OIDC sign-ins', () => {
       },
       { token, ip: uniqueIp() },
     );
-    expect(answer).toMatchObject({ status: 200, body: { status: 'password_changed', revokedSessions: 1 } });
+    // The browser's and the first-party client's sign-ins, and the main-auth session that asked the code.
+    expect(answer).toMatchObject({ status: 200, body: { status: 'password_changed', revokedSessions: 3 } });
     expect((await callIdentityApi(service, '/security/sessions', undefined, { token })).status).toBe(200);
     await expectSignedOutOfApplications(signedIn, newPassword);
   });
@@ -127,7 +189,7 @@ describe('ending every session of a user also ends their OIDC sign-ins', () => {
       { identifier, code, password: newPassword, passwordConfirmation: newPassword },
       { ip },
     );
-    expect(answer).toMatchObject({ status: 200, body: { status: 'password_reset', revokedSessions: 1 } });
+    expect(answer).toMatchObject({ status: 200, body: { status: 'password_reset', revokedSessions: 3 } });
     await expectSignedOutOfApplications(signedIn, newPassword);
   });
 
@@ -135,7 +197,7 @@ describe('ending every session of a user also ends their OIDC sign-ins', () => {
     const signedIn = await signedInEverywhere();
     const token = await mainAuthTokenFor(service, signedIn.user.id);
     const answer = await callIdentityApi(service, '/security/sessions/revoke-all', {}, { token });
-    expect(answer).toMatchObject({ status: 200, body: { revokedCount: 1 } });
+    expect(answer).toMatchObject({ status: 200, body: { revokedCount: 3 } });
     expect((await callIdentityApi(service, '/security/sessions', undefined, { token })).status).toBe(200);
     await expectSignedOutOfApplications(signedIn, signedIn.user.password);
   });
@@ -161,6 +223,9 @@ describe('ending every session of a user also ends their OIDC sign-ins', () => {
     const refreshed = await oidc.refreshTokenGrant(bystander.config, bystander.tokens.refresh_token!);
     expect(refreshed.access_token).toBeTruthy();
     expect((await bystander.pending.redeem()).access_token).toBeTruthy();
+    expect((await bystander.begun.redeemSsoCode()).status).toBe(200);
+    expect(await bystander.begun.qrStatus()).toEqual({ status: 'approved' });
+    expect((await bystander.begun.useLoginToken()).status).toBe(200);
     const silent = await silentAuthorization(bystander.config, bystander.browser);
     expect(silent.callback.searchParams.get('code')).toBeTruthy();
   });

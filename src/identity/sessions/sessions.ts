@@ -5,6 +5,7 @@ import { announceSessionsEnded } from './session-ends.js';
 import { idleCutoff, type SessionPolicy } from './session-policy.js';
 import { defaults } from '../../defaults.js';
 import { endOidcSignInsOf } from '../../oidc/models/user-sign-ins.js';
+import { endPendingSignInsOf } from './pending-sign-ins.js';
 
 /** Lifetime of a main-auth session and of its refresh tokens (spec: Limits). */
 export const sessionLifetimeMs = defaults.lifetimes.mainAuthSession * 1000;
@@ -245,8 +246,9 @@ export async function revokeSession(
  * Revokes the user's sessions, all or all but one (spec: revoke-all keeps the current one; a password
  * reset revokes the others), and ends every sign-in of the user through the OIDC pages: the engine's
  * sessions in every browser, every client's refresh tokens, their access tokens and pending codes
- * (endOidcSignInsOf). The one kept is a main-auth session; no OIDC sign-in is kept. Consents stay.
- * Answers how many sessions ended, main-auth and OIDC sign-ins together. Run it in the caller's
+ * (endOidcSignInsOf), and the sign-ins begun but not finished: inbound-SSO login tokens, one-time
+ * SSO codes, approved QR sign-ins (endPendingSignInsOf). The one kept is a main-auth session; no OIDC
+ * sign-in is kept. Consents stay. Answers how many sessions ended, main-auth and OIDC sign-ins together. Run it in the caller's
  * transaction: all of it happens, or none.
  */
 export async function revokeUserSessions(
@@ -262,5 +264,6 @@ export async function revokeUserSessions(
     options.reason,
     now,
   );
+  await endPendingSignInsOf(db, userId, now);
   return revoked.length + (await endOidcSignInsOf(db, userId, now));
 }

@@ -1,0 +1,26 @@
+import type { Queryable } from '../../db/database.js';
+import { retireSsoCodesOf } from '../../oidc/sso/sso-code-records.js';
+
+/**
+ * Ends the sign-ins a user started but nobody has finished yet: each is a session waiting to be born,
+ * made while the user's old sessions were live, so ending "every session" must end them too (a thief
+ * who asked for one just before the owner signed out everywhere would otherwise sign in with it after):
+ *
+ * - inbound-SSO login tokens (POST /oauth/sso/inbound) not yet used: they expire now;
+ * - one-time SSO codes for other clients (POST /oauth/sso/otc) still pending: they expire;
+ * - QR sign-ins the user approved that the waiting device has not taken: they expire now.
+ *
+ * Run it in the transaction of the change (revokeUserSessions): all of it happens, or none.
+ */
+export async function endPendingSignInsOf(db: Queryable, userId: string, now: Date): Promise<void> {
+  await db('inbound_login_tokens')
+    .where({ user_id: userId })
+    .whereNull('used_at')
+    .where('expires_at', '>', now)
+    .update({ expires_at: now });
+  await retireSsoCodesOf(db, userId);
+  await db('qr_login_requests')
+    .where({ user_id: userId, status: 'approved' })
+    .where('expires_at', '>', now)
+    .update({ expires_at: now });
+}
