@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import { errors, Provider, type Adapter, type AdapterPayload } from 'oidc-provider';
 import type { Clock } from '../../src/clock.js';
 import { sha256 } from '../../src/crypto/digest.js';
@@ -10,6 +11,7 @@ import {
 } from '../../src/identity/access/user-access.js';
 import type { UserRow } from '../../src/identity/users/user.js';
 import { accountOf } from '../../src/oidc/account-claims.js';
+import { endEngineSessions } from '../../src/oidc/models/engine-sessions.js';
 import { findClient } from '../../src/oidc/models/oauth-client.js';
 import { recordRevokedGrants } from '../../src/oidc/models/revoked-grant.js';
 import { clientMetadata } from '../../src/oidc/client-metadata.js';
@@ -29,7 +31,8 @@ import {
  * - AuthorizationCode  -> authorization_codes (value stored as SHA-256, redemption is a compare-and-set)
  * - RefreshToken       -> oauth_refresh_tokens (value stored as SHA-256, rotation is a compare-and-set)
  * - AccessToken        -> revoking its grant is recorded in oauth_revoked_grants (src/oidc/revoked-grants.ts)
- * - everything else    -> oidc_payloads (Session, Interaction, Grant, ReplayDetection, ...)
+ * - Session            -> oidc_payloads, an ended session marked rather than deleted (SessionAdapter)
+ * - everything else    -> oidc_payloads (Interaction, Grant, ReplayDetection, ...)
  *
  * JWT access tokens and client-credentials tokens are never stored.
  */
@@ -44,6 +47,8 @@ export function createOidcAdapterFactory(db: Database, clock: Clock): (model: st
         return new RefreshTokenAdapter(db, clock);
       case 'AccessToken':
         return new AccessTokenAdapter(db, clock);
+      case 'Session':
+        return new SessionAdapter(db, clock);
       default:
         return new PayloadAdapter(db, clock, model);
     }
@@ -105,6 +110,7 @@ class ClientAdapter implements Adapter {
 interface CodeRow {
   payload: AdapterPayload;
   is_used: boolean;
+  session_ended: boolean;
 }
 
 class AuthorizationCodeAdapter implements Adapter {
@@ -131,11 +137,30 @@ class AuthorizationCodeAdapter implements Adapter {
     });
   }
 
+  /**
+   * A code not yet redeemed whose browser session has ended since (a logout, "sign out everywhere")
+   * is not found: an authorize that read the session just before it ended issues its code after the
+   * end, and that code must not start a grant. A session lives on under a new id after a sign-in (same
+   * uid), so "ended" is: no live row of that uid. A redeemed code is still found: presenting it again
+   * is a replay, which revokes its grant.
+   */
   async find(code: string): Promise<AdapterPayload | undefined> {
-    const row: CodeRow | undefined = await this.db('authorization_codes')
-      .where({ code_hash: sha256(code) })
-      .first('payload', 'is_used');
-    if (!row) return undefined;
+    const row: CodeRow | undefined = await this.db('authorization_codes as code')
+      .where({ 'code.code_hash': sha256(code) })
+      .first(
+        'code.payload',
+        'code.is_used',
+        this.db.raw(
+          `code.payload->>'sessionUid' is not null and not exists (
+             select 1 from oidc_payloads as session
+              where session.model = 'Session' and session.uid = code.payload->>'sessionUid'
+                and session.ended_at is null
+                and (session.expires_at is null or session.expires_at > ?)
+           ) as session_ended`,
+          [this.clock.now()],
+        ),
+      );
+    if (!row || (!row.is_used && row.session_ended)) return undefined;
     return { ...row.payload, jti: code, ...(row.is_used ? { consumed: true } : {}) };
   }
 
@@ -407,11 +432,17 @@ class PayloadAdapter implements Adapter {
       .merge(['payload', 'grant_id', 'uid', 'account_id', 'expires_at']);
   }
 
+  /** Narrows a read to the rows still in use (SessionAdapter: not ended). */
+  protected live(query: Knex.QueryBuilder): Knex.QueryBuilder {
+    return query;
+  }
+
   async #findWhere(where: Record<string, string>): Promise<AdapterPayload | undefined> {
-    const row: PayloadRow | undefined = await this.db('oidc_payloads')
-      .where({ model: this.model, ...where })
-      .where((query) => query.whereNull('expires_at').orWhere('expires_at', '>', this.clock.now()))
-      .first('payload', 'consumed_at');
+    const row: PayloadRow | undefined = await this.live(
+      this.db('oidc_payloads')
+        .where({ model: this.model, ...where })
+        .where((query) => query.whereNull('expires_at').orWhere('expires_at', '>', this.clock.now())),
+    ).first('payload', 'consumed_at');
     return row && payloadFromRow(row);
   }
 
@@ -438,6 +469,27 @@ class PayloadAdapter implements Adapter {
 
   async revokeByGrantId(grantId: string): Promise<void> {
     await this.db('oidc_payloads').where({ model: this.model, grant_id: grantId }).delete();
+  }
+}
+
+/**
+ * The engine saves a session at the end of every request that read it: after a delete, a request that
+ * read it just before a logout or "sign out everywhere" would insert it again, signed in. So an ended
+ * session is marked (endEngineSessions), a later save only rewrites its payload, and a marked row is
+ * never found.
+ */
+class SessionAdapter extends PayloadAdapter {
+  constructor(db: Database, clock: Clock) {
+    super(db, clock, 'Session');
+  }
+
+  protected override live(query: Knex.QueryBuilder): Knex.QueryBuilder {
+    return query.whereNull('ended_at');
+  }
+
+  /** A logout, or the old id of a session given a new one at a sign-in. */
+  override async destroy(id: string): Promise<void> {
+    await endEngineSessions(this.db, { id }, this.clock.now());
   }
 }
 

@@ -215,6 +215,52 @@ describe('ending every session of a user also ends their OIDC sign-ins', () => {
     await expectSignedOutOfApplications(signedIn, signedIn.user.password);
   });
 
+  it('an authorization in flight when the sessions end brings none of them back', async () => {
+    const signedIn = await signedInEverywhere();
+    const { provider } = service.service;
+    const { user, client, config, browser } = signedIn;
+    // What an authorize request with the browser's cookie holds while it runs: the session it read.
+    const sessionId = browser
+      .cookieHeader(new URL(service.url('/oauth/authorize')))
+      .match(/(?:^|; )_session=([^;]+)/)![1]!;
+    const inFlight = (await provider.Session.find(sessionId))!;
+    expect(inFlight.accountId).toBe(user.id);
+    expect(await adminCall(`/users/${user.id}/revoke-sessions`)).toBe(200);
+
+    // The request finishes after the revocation: a grant from the consent and a code
+    // (loadGrantFromConsent, the engine's code response), then the session saved back.
+    const grant = new provider.Grant({ accountId: user.id, clientId: client.clientId });
+    grant.addOIDCScope('openid');
+    const request = await buildAuthorizationRequest(config);
+    const code = await new provider.AuthorizationCode({
+      accountId: user.id,
+      clientId: client.clientId,
+      grantId: await grant.save(),
+      sessionUid: inFlight.uid,
+      authTime: inFlight.authTime(),
+      redirectUri: request.url.searchParams.get('redirect_uri')!,
+      scope: 'openid',
+      nonce: request.nonce,
+      codeChallenge: request.url.searchParams.get('code_challenge')!,
+      codeChallengeMethod: 'S256',
+    } as never).save();
+    await inFlight.save(3600);
+
+    const callback = new URL(request.url.searchParams.get('redirect_uri')!);
+    callback.searchParams.set('code', code);
+    callback.searchParams.set('state', request.state);
+    callback.searchParams.set('iss', service.issuer);
+    await expect(
+      oidc.authorizationCodeGrant(config, callback, {
+        pkceCodeVerifier: request.codeVerifier,
+        expectedState: request.state,
+        expectedNonce: request.nonce,
+      }),
+    ).rejects.toMatchObject({ error: 'invalid_grant' });
+    const silent = await silentAuthorization(config, browser);
+    expect(silent.callback.searchParams.get('error')).toBe('login_required');
+  });
+
   it('leaves other users alone', async () => {
     const bystander = await signedInEverywhere();
     const other = await signedInEverywhere();

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/database.js';
+import { endEngineSessions } from './engine-sessions.js';
 import { recordRevokedGrants } from './revoked-grant.js';
 
 /**
@@ -22,9 +23,8 @@ export async function endOidcSignInsOf(db: Queryable, userId: string, now: Date)
   const grants: { id: string }[] = await db('oidc_payloads')
     .where({ model: 'Grant', account_id: userId })
     .delete(['id']);
-  const sessions: { expires_at: Date | null }[] = await db('oidc_payloads')
-    .where({ model: 'Session', account_id: userId })
-    .delete(['expires_at']);
+  // Marked, not deleted: an authorize in flight that read one must not save it back to life.
+  const sessions = await endEngineSessions(db, { account_id: userId }, now);
   await recordRevokedGrants(
     db,
     [
@@ -34,5 +34,5 @@ export async function endOidcSignInsOf(db: Queryable, userId: string, now: Date)
     ],
     now,
   );
-  return sessions.filter((session) => session.expires_at === null || session.expires_at > now).length;
+  return sessions;
 }
