@@ -5,7 +5,7 @@ import type { Logger } from '../logger.js';
 import { isValidClientId } from './client-authentication.js';
 import { clientRowVersion, onClientChange } from './models/oauth-client.js';
 
-/** The bound for what the change feed can't see (a row deleted by hand). */
+/** The bound for what the change feed can't see (a row deleted by hand, not by deleteClient). */
 const clientMaxAgeMs = 10 * 60_000;
 /** Changes are looked for this far before the previous look: a transaction may commit after its updated_at. */
 const changeFeedOverlapMs = 10_000;
@@ -92,13 +92,16 @@ export function installClientCache(
   const dropChanged = async () => {
     // The first look only takes the database's time (the cache is cleared below), so it asks for little.
     const since = new Date((lastLook?.getTime() ?? clock.now().getTime()) - changeFeedOverlapMs);
+    // A deleted client has no row to report: its deletion is recorded (version null, as for no row).
     const { rows } = (await db.raw(
       `select now() as looked_at,
               coalesce(array_agg(client_id), '{}') as changed,
-              coalesce(array_agg(xmin::text), '{}') as versions
-         from oauth_clients where updated_at > ?`,
-      [since],
-    )) as { rows: [{ looked_at: Date; changed: string[]; versions: string[] }] };
+              coalesce(array_agg(version), '{}') as versions
+         from (select client_id, xmin::text as version from oauth_clients where updated_at > ?
+               union all
+               select client_id, null from deleted_oauth_clients where deleted_at > ?) as changes`,
+      [since, since],
+    )) as { rows: [{ looked_at: Date; changed: string[]; versions: (string | null)[] }] };
     // Without a previous look (the first one, or every one so far failed), nothing cached can be trusted.
     if (!lastLook) cache.clear();
     const { changed, versions } = rows[0];

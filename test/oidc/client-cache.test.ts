@@ -5,7 +5,7 @@ import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { Middleware } from 'koa';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { hashClientSecret } from '../../src/oidc/models/oauth-client.js';
+import { deleteClientRow, hashClientSecret } from '../../src/oidc/models/oauth-client.js';
 import { createServiceClient } from '../support/fixtures.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
@@ -60,6 +60,19 @@ describe('clients changed by another node', () => {
     // cachedThenDisabledElsewhere waits for the refusal; it then stays.
     const { client, clientSecret } = await cachedThenDisabledElsewhere();
     expect(await authenticates(client.clientId, clientSecret!)).toBe(401);
+  });
+
+  it('refuses a client deleted elsewhere within the change poll, though it had it cached', async () => {
+    const { db } = service.service;
+    const created = await createServiceClient(db, ['service:crm.aggregates.read']);
+    const { clientId } = created.client;
+    expect(await authenticates(clientId, created.clientSecret!)).toBe(200);
+    // What deleteClient writes on the other node (clients:delete, DELETE /api/v2/admin/clients/:id).
+    expect(await deleteClientRow(db, clientId)).toBe(true);
+    await vi.waitFor(async () => expect(await authenticates(clientId, created.clientSecret!)).toBe(401), {
+      timeout: clientChangePollMs * 2 + 2_000,
+      interval: 50,
+    });
   });
 
   it('accepts a client created elsewhere after its id was asked for and found unknown', async () => {

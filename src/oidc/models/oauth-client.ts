@@ -360,9 +360,24 @@ export async function enableClient(db: Queryable, clientId: string, now: Date): 
  * tokens are refused from now on, as their client no longer exists. Returns false if unknown.
  */
 export async function deleteClient(db: Queryable, clientId: string): Promise<boolean> {
-  const deleted = await db('oauth_clients').where({ client_id: clientId }).delete();
+  const deleted = await deleteClientRow(db, clientId);
   clientChanges.emit('change', clientId);
-  return deleted > 0;
+  return deleted;
+}
+
+/**
+ * The writes of deleteClient, without telling this process's caches: the row goes, and the deletion is
+ * recorded for the change feed that other nodes' client caches read (a row that is gone has no
+ * updated_at to report). Run it in the caller's transaction.
+ */
+export async function deleteClientRow(db: Queryable, clientId: string): Promise<boolean> {
+  const deleted = await db('oauth_clients').where({ client_id: clientId }).delete();
+  if (deleted === 0) return false;
+  await db('deleted_oauth_clients')
+    .insert({ client_id: clientId, deleted_at: db.fn.now() })
+    .onConflict('client_id')
+    .merge(['deleted_at']);
+  return true;
 }
 
 /**
