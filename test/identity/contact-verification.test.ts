@@ -83,6 +83,31 @@ describe('POST /auth/verify/send and /auth/verify/confirm', () => {
     expect(event!.details).toMatchObject({ kind: 'email', value: next, replaced: fresh.user.email });
   });
 
+  it('ends the codes sent to a replaced email: a reset asked for there no longer resets', async () => {
+    const { user, call } = await signedIn();
+    const ip = uniqueIp();
+    const old = user.email!;
+    expect(
+      (await callIdentityApi(service, '/auth/password/forgot', { identifier: old }, { ip })).status,
+    ).toBe(200);
+    const resetCode = latestCode(old)!;
+    const next = uniqueEmail('next');
+    expect((await call('/auth/verify/send', { identifier: next })).status).toBe(200);
+    expect((await call('/auth/verify/confirm', { identifier: next, code: latestCode(next) })).status).toBe(
+      200,
+    );
+
+    // Whoever still reads the old mailbox can't use what was sent there to take the account.
+    const password = 'a passphrase from the old mailbox';
+    const reset = await callIdentityApi(
+      service,
+      '/auth/password/reset',
+      { identifier: old, code: resetCode, password, passwordConfirmation: password },
+      { ip },
+    );
+    expect(reset).toMatchObject({ status: 400, body: { error: 'invalid_code' } });
+  });
+
   it("refuses another account's contact, and an already confirmed one", async () => {
     const other = await createTestUser(service.service.db);
     const { user, call } = await signedIn();

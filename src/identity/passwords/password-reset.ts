@@ -37,6 +37,17 @@ function resettable(user: User | undefined, identifier: Identifier): user is Use
 }
 
 /**
+ * The contact a reset code was sent to is still a verified contact of its account. A code keeps the
+ * account it was sent for; if the email or phone was replaced or removed since, whoever still reads the
+ * old one must not reset the password with it (the change is often made because they do).
+ */
+function stillReaches(user: User, identifier: Identifier): boolean {
+  return identifier.kind === 'email'
+    ? user.email === identifier.value && user.emailVerified
+    : user.phone === identifier.value && user.phoneVerified;
+}
+
+/**
  * Step 1 of the forgotten-password path: a code (and a link to /<lang>/reset-password carrying it) sent
  * to the identifier. When several transports can deliver to it and none was chosen, the choices are
  * returned instead. The answer is the same whether an account has the identifier or not: no account
@@ -115,7 +126,7 @@ export async function resetPassword(
   // Checked before the transaction: a wrong code is counted for good, not undone with a rollback.
   const checked: ConfirmedCode = await checkVerificationCode(deps, code);
   const user = checked.userId ? await findUserById(deps.db, checked.userId) : undefined;
-  if (!user || user.status !== 'active') {
+  if (!user || user.status !== 'active' || !stillReaches(user, identifier)) {
     throw new ApiError(400, 'invalid_code', 'This code is not right.');
   }
   assertPasswordAcceptable(request.password, [user.email ?? '', user.phone ?? '']);
