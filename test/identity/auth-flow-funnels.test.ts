@@ -6,6 +6,7 @@ import { allowedMethodsSetting } from '../../src/identity/auth-flow/allowed-meth
 import { replaceFunnel, type FunnelStep } from '../../src/identity/auth-flow/funnel-steps.js';
 import { clearSetting, writeSetting } from '../../src/platform/settings/platform-settings.js';
 import { createTestUser } from '../support/fixtures.js';
+import { callIdentityApi, mainAuthTokenFor } from '../support/identity-api-client.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 import { IdentityClient, loginFrom, MovableClock, randomIp } from './support/identity-client.js';
 import { setUpTotp, totpCode } from './support/totp-codes.js';
@@ -66,6 +67,31 @@ describe('funnel variants', () => {
     expect(refused.status).toBe(400);
     const done = await client.step(passed.sessionId, 'consent', { accept: true }, { ip });
     expect(done.body).toMatchObject({ status: 'completed', userId: user.id });
+  });
+
+  it('a login past its password when the password changes does not finish after it', async () => {
+    await setLoginFunnel([...baseLogin, { stepId: 'consent', mandatory: true, order: 30 }]);
+    const user = await createTestUser(service.service.db);
+    const ip = randomIp();
+    const started = await client.start('login', { ip });
+    const identified = await client.pass(
+      started.sessionId,
+      'phone-email',
+      { identifier: user.email },
+      { ip },
+    );
+    // Someone who knows the old password got this far; the owner changes it.
+    const passed = await client.pass(identified.sessionId, 'password', { password: user.password }, { ip });
+    const newPassword = 'the owner changed it just now';
+    const changed = await callIdentityApi(
+      service,
+      '/auth/password/change',
+      { currentPassword: user.password, newPassword, newPasswordConfirmation: newPassword },
+      { token: await mainAuthTokenFor(service, user.id), ip: randomIp() },
+    );
+    expect(changed.status).toBe(200);
+    const late = await client.step(passed.sessionId, 'consent', { accept: true }, { ip });
+    expect(late).toMatchObject({ status: 410, body: { error: 'flow_session_invalid' } });
   });
 
   it('group step: several steps on one screen with one submission', async () => {

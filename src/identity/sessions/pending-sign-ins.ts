@@ -8,7 +8,9 @@ import { retireSsoCodesOf } from '../../oidc/sso/sso-code-records.js';
  *
  * - inbound-SSO login tokens (POST /oauth/sso/inbound) not yet used: they expire now;
  * - one-time SSO codes for other clients (POST /oauth/sso/otc) still pending: they expire;
- * - QR sign-ins the user approved that the waiting device has not taken: they expire now.
+ * - QR sign-ins the user approved that the waiting device has not taken: they expire now;
+ * - sign-in flows (API or OIDC pages) that know the user and have steps left: they go, so a login that
+ *   passed the old password before a change can't finish after it with a later step (terms, a plugin).
  *
  * Run it in the transaction of the change (revokeUserSessions): all of it happens, or none.
  */
@@ -19,6 +21,7 @@ export async function endPendingSignInsOf(db: Queryable, userId: string, now: Da
     .where('expires_at', '>', now)
     .update({ expires_at: now });
   await retireSsoCodesOf(db, userId);
+  await db('auth_flow_sessions').where({ user_id: userId }).delete();
   await db('qr_login_requests')
     .where({ user_id: userId, status: 'approved' })
     .where('expires_at', '>', now)
