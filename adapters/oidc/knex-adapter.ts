@@ -410,6 +410,17 @@ function payloadFromRow(row: PayloadRow): AdapterPayload {
     : row.payload;
 }
 
+/**
+ * The account a row belongs to, so that ending every sign-in of a user finds it: a Session's or Grant's
+ * own, or the sign-in an Interaction finished and holds until the browser comes back for it (a login
+ * that passed the old password must not be taken after the user signed out everywhere).
+ */
+function accountOfPayload(payload: AdapterPayload): string | null {
+  if (typeof payload.accountId === 'string') return payload.accountId;
+  const result = (payload as { result?: { login?: { accountId?: unknown } } }).result;
+  return typeof result?.login?.accountId === 'string' ? result.login.accountId : null;
+}
+
 class PayloadAdapter implements Adapter {
   constructor(
     protected readonly db: Database,
@@ -425,7 +436,7 @@ class PayloadAdapter implements Adapter {
         payload: JSON.stringify(payload),
         grant_id: payload.grantId ?? null,
         uid: payload.uid ?? null,
-        account_id: payload.accountId ?? null,
+        account_id: accountOfPayload(payload),
         expires_at: expiresIn ? expiresAt(this.clock, expiresIn) : null,
       })
       .onConflict(['model', 'id'])

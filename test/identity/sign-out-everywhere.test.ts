@@ -261,6 +261,23 @@ describe('ending every session of a user also ends their OIDC sign-ins', () => {
     expect(silent.callback.searchParams.get('error')).toBe('login_required');
   });
 
+  it('a sign-in on the pages that passed the old password but has not come back for its code', async () => {
+    const { user, config } = await userWithTokens(service);
+    const browser = new HttpBrowser(service.issuer);
+    const request = await buildAuthorizationRequest(config);
+    const identify = await browser.navigate(request.url.toString());
+    const passwordPage = await browser.submit(identify, { identifier: user.email! });
+    // Its answer sends the browser back to the engine for the code: a browser that holds it there.
+    const { location: resume } = await browser.submitWithoutFollowing(passwordPage, {
+      password: user.password,
+    });
+
+    const token = await mainAuthTokenFor(service, user.id);
+    expect((await callIdentityApi(service, '/security/sessions/revoke-all', {}, { token })).status).toBe(200);
+    const landed = await browser.navigate(resume);
+    expect(new URL(landed.url).searchParams.get('code')).toBeNull();
+  });
+
   it('leaves other users alone', async () => {
     const bystander = await signedInEverywhere();
     const other = await signedInEverywhere();

@@ -104,21 +104,44 @@ export class HttpBrowser {
 
   /** Submits the page's (first) POST form with its hidden fields plus `fields`. */
   async submit(page: Page, fields: Record<string, string>): Promise<Page> {
-    const form = /<form[^>]*method="post"[^>]*action="([^"]+)"[^>]*>([\s\S]*?)<\/form>/i.exec(page.html);
-    if (!form) throw new Error(`no form on ${page.url}:\n${page.html.slice(0, 500)}`);
-    const body = new URLSearchParams();
-    for (const input of form[2]!.matchAll(/<input[^>]*type="hidden"[^>]*>/gi)) {
-      const name = /name="([^"]+)"/.exec(input[0])?.[1];
-      const value = /value="([^"]*)"/.exec(input[0])?.[1] ?? '';
-      if (name) body.set(name, decodeHtml(value));
-    }
-    for (const [name, value] of Object.entries(fields)) body.set(name, value);
-    return this.request(decodeHtml(form[1]!), {
+    const { action, body } = formOf(page, fields);
+    return this.request(action, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: body.toString(),
+      body,
     });
   }
+
+  /**
+   * Submits the form like `submit` but stops at its answer: a browser that does not follow the redirect
+   * (yet). Answers where it would have gone.
+   */
+  async submitWithoutFollowing(page: Page, fields: Record<string, string>): Promise<{ location: string }> {
+    const { action, body } = formOf(page, fields);
+    const target = new URL(action, page.url);
+    const response = await this.#fetch(target, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body,
+    });
+    await response.body?.cancel();
+    const location = response.headers.get('location');
+    if (!location) throw new Error(`no redirect from ${target.toString()}: ${response.status}`);
+    return { location: new URL(location, target).toString() };
+  }
+}
+
+function formOf(page: Page, fields: Record<string, string>): { action: string; body: string } {
+  const form = /<form[^>]*method="post"[^>]*action="([^"]+)"[^>]*>([\s\S]*?)<\/form>/i.exec(page.html);
+  if (!form) throw new Error(`no form on ${page.url}:\n${page.html.slice(0, 500)}`);
+  const body = new URLSearchParams();
+  for (const input of form[2]!.matchAll(/<input[^>]*type="hidden"[^>]*>/gi)) {
+    const name = /name="([^"]+)"/.exec(input[0])?.[1];
+    const value = /value="([^"]*)"/.exec(input[0])?.[1] ?? '';
+    if (name) body.set(name, decodeHtml(value));
+  }
+  for (const [name, value] of Object.entries(fields)) body.set(name, value);
+  return { action: decodeHtml(form[1]!), body: body.toString() };
 }
 
 export function pageText(page: Page, testId: string): string | undefined {

@@ -5,8 +5,8 @@ import { recordRevokedGrants } from './revoked-grant.js';
 /**
  * Ends everything a user holds through the OIDC side, in every browser and for every client: the
  * engine's sessions (a copied SSO cookie gets login_required), the grants and their refresh tokens,
- * the codes not yet redeemed, and, by recording the grants as revoked, the access tokens issued from
- * them. What revokeRefreshTokensOf does for one client, for all of them. Consents stay: the next
+ * the codes not yet redeemed, the sign-ins finished on the pages whose browser has not yet come back
+ * for its code, and, by recording the grants as revoked, the access tokens issued from them. What revokeRefreshTokensOf does for one client, for all of them. Consents stay: the next
  * sign-in asks for the password, not for consent again. Run it in the transaction of the change that
  * calls for it (a password change or reset, "sign out everywhere", an administrator's revocation or
  * disable). Answers how many live engine sessions (sign-ins through the OIDC pages) ended.
@@ -23,6 +23,8 @@ export async function endOidcSignInsOf(db: Queryable, userId: string, now: Date)
   const grants: { id: string }[] = await db('oidc_payloads')
     .where({ model: 'Grant', account_id: userId })
     .delete(['id']);
+  // Sign-ins finished on the pages that the browser has not come back for yet (the engine's resume).
+  await db('oidc_payloads').where({ model: 'Interaction', account_id: userId }).delete();
   // Marked, not deleted: an authorize in flight that read one must not save it back to life.
   const sessions = await endEngineSessions(db, { account_id: userId }, now);
   await recordRevokedGrants(
