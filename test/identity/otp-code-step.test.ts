@@ -7,7 +7,7 @@ import { StepRegistry } from '../../src/identity/auth-flow/step-registry.js';
 import { createOtpCodeStep } from '../../src/identity/auth-flow/steps/otp-code.js';
 import { phoneEmailStep } from '../../src/identity/auth-flow/steps/phone-email.js';
 import { createTestUser, uniqueEmail, uniquePhone } from '../support/fixtures.js';
-import { uniqueIp } from '../support/identity-api-client.js';
+import { callIdentityApi, mainAuthTokenFor, uniqueIp } from '../support/identity-api-client.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 let service: TestService;
@@ -58,6 +58,32 @@ describe('built-in step otp-code (login by a code)', () => {
     expect(done).toMatchObject({ status: 'completed', userId: user.id, authMethods: ['otp'] });
     const [succeeded] = await listAuditEvents(service.service.db, { userId: user.id });
     expect(succeeded).toMatchObject({ type: 'identity.login.succeeded', details: { method: 'otp' } });
+  });
+
+  it('refuses a code sent to an email the account has replaced since', async () => {
+    const user = await createTestUser(service.service.db);
+    const { sessionId, request } = await identify(user.email!);
+    await outcomeOf(codeOnly.submit(sessionId, 'otp-code', {}, request));
+    const code = service.service.developmentMessages.latestTo(user.email!)!.code!;
+
+    // The owner moves to another email (the old mailbox may be why).
+    const token = await mainAuthTokenFor(service, user.id);
+    const next = uniqueEmail('next');
+    const ip = uniqueIp();
+    expect(
+      (await callIdentityApi(service, '/auth/verify/send', { identifier: next }, { token, ip })).status,
+    ).toBe(200);
+    const confirmCode = service.service.developmentMessages.latestTo(next)!.code;
+    const confirmed = await callIdentityApi(
+      service,
+      '/auth/verify/confirm',
+      { identifier: next, code: confirmCode },
+      { token, ip },
+    );
+    expect(confirmed.status).toBe(200);
+
+    const late = await outcomeOf(codeOnly.submit(sessionId, 'otp-code', { code }, request));
+    expect(late).toMatchObject({ status: 400, code: 'invalid_code' });
   });
 
   it('works with a phone and the SMS transport', async () => {

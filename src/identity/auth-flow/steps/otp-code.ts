@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ApiError } from '../../../http/api-error.js';
 import type { RateLimits } from '../../../http/rate-limit.js';
 import type { Logger } from '../../../logger.js';
+import { findUserByIdentifier } from '../../users/user.js';
 import {
   assertLoginAllowed,
   recordLoginFailure,
@@ -84,8 +85,11 @@ export function createOtpCodeStep(deps: OtpCodeStepDeps): AuthFlowStep<OtpCodeIn
           { db, clock },
           { identifier: identifier.value, purpose: 'login', code: input.code },
         );
-        // A decoy code (no account) matched by luck is still a failure.
-        if (!userId || confirmed.userId !== userId) {
+        // A decoy code (no account) matched by luck is still a failure. So is a code sent to an email
+        // or phone the account replaced since the flow found it: whoever still reads the old one (often
+        // why it was replaced) must not sign in with it.
+        const owner = userId ? await findUserByIdentifier(db, identifier) : undefined;
+        if (!userId || confirmed.userId !== userId || owner?.id !== userId) {
           throw new ApiError(400, 'invalid_code', 'This code is not right.');
         }
       } catch (error) {
