@@ -21,7 +21,9 @@ interface PrefixNode {
  * the last router paid for all the others (measured: about a fifth of GET /subjects' time).
  *
  * A route can only match paths that start with its literal leading segments (`/api/v2/platform/:entity`:
- * api, v2, platform), compared without case, as the routers do. A router none of whose routes can match
+ * api, v2, platform), compared with case: paths are case-sensitive (RFC 3986 §6.2.2.1). The routers
+ * match routes without case but their middleware (a JSON API's error body, its body parser) with it, so
+ * `/API/V2/...` reached a route without them; it is 404 here. A router none of whose routes can match
  * would only have called `next()`: routers and their 405s (which look at the routes matched by path,
  * ctx.matched) answer as before. Routes added to a router later (a host adding to an exposed router)
  * are seen: the table is rebuilt when the routers' route count changes.
@@ -39,7 +41,7 @@ export function routersByPath(routers: readonly Router[]): Middleware {
     let start = 1;
     while (start <= path.length) {
       const end = path.indexOf('/', start);
-      const segment = path.slice(start, end === -1 ? undefined : end).toLowerCase();
+      const segment = path.slice(start, end === -1 ? undefined : end);
       const child = node.children.get(segment);
       if (!child) break;
       node = child;
@@ -102,7 +104,7 @@ function literalLeadingSegments(path: unknown): string[] {
   const segments: string[] = [];
   for (const segment of path.split('/').slice(1)) {
     if (segment === '' || patternSyntax.test(segment)) break;
-    segments.push(segment.toLowerCase());
+    segments.push(segment);
   }
   return segments;
 }

@@ -83,6 +83,19 @@ describe('requests no route answers', () => {
     expect(health.body).not.toBe('Not Implemented');
   });
 
+  it('another spelling of an API path (paths are case-sensitive): 404, not the route without its guards', async () => {
+    // The route matched without case while its router's JSON error body and body parser did not run.
+    for (const [method, path] of [
+      ['POST', '/OAUTH/CLIENTS/REGISTER'],
+      ['GET', '/API/V2/identity/auth/me'],
+      ['GET', '/Api/v2/admin/oauth-clients'],
+    ] as const) {
+      const response = await send(method, path);
+      expect(response.status, path).toBe(404);
+    }
+    expect((await send('POST', '/oauth/clients/register')).status).toBe(401);
+  });
+
   it('an unknown page: 404 with the error page', async () => {
     const response = await send('GET', '/en/no-such-page');
     expect(response.status).toBe(404);
