@@ -298,7 +298,7 @@ describe('fuzzing the OAuth endpoints', () => {
           );
           expectNoServerFault(response, what);
           if (response.status === 201) expect(JSON.parse(response.text), what).toHaveProperty('client_id');
-          else expectApiError(response, what);
+          else expectApiError(response, what, ['error_description']);
         }),
         { numRuns: fuzzRuns },
       );

@@ -83,11 +83,15 @@ function parsedJson(response: FuzzResponse, what: string): Record<string, unknow
   return body as Record<string, unknown>;
 }
 
-/** Our JSON APIs refuse with `{ error, message, details? }`. */
-export function expectApiError(response: FuzzResponse, what: string): void {
+/**
+ * Our JSON APIs refuse with `{ error, message, details? }`; `alsoAllowed` names an endpoint's documented
+ * extra fields (client registration: RFC 7591's `error_description`).
+ */
+export function expectApiError(response: FuzzResponse, what: string, alsoAllowed: string[] = []): void {
   const body = parsedJson(response, what);
+  const allowed = ['error', 'message', 'details', 'request_id', ...alsoAllowed];
   expect(
-    Object.keys(body).filter((key) => !['error', 'message', 'details', 'request_id'].includes(key)),
+    Object.keys(body).filter((key) => !allowed.includes(key)),
     what,
   ).toEqual([]);
   expect(body.error, what).toMatch(/^[a-z][a-z0-9_]*$/);
