@@ -122,6 +122,43 @@ describe('reading', () => {
     expect(((await response.json()) as { items: unknown[] }).items).toHaveLength(5);
   });
 
+  it('reads the database for Cache-Control: no-cache, once for a burst of such requests', async () => {
+    const { db } = svc.service;
+    const noCache = () =>
+      platformRequest(svc, 'GET', '/reference/formats', {
+        token: reader,
+        headers: { 'cache-control': 'no-cache' },
+      });
+    await noCache();
+    // A change the node was not told about (made by another node whose event is still on its way).
+    const [format] = await db('reference_data_entries').where({ entity: 'format', key: 'online_course' });
+    await db('reference_data_entries')
+      .where({ entity: 'format', key: 'online_course' })
+      .update({ title: JSON.stringify({ ...format.title, en: 'Online course (changed)' }) });
+    const reads: unknown[] = [];
+    const countReads = (query: { sql: string; bindings?: unknown[] }) => {
+      if (query.sql.includes('reference_data_entries') && query.bindings?.includes('format'))
+        reads.push(query);
+    };
+    db.on('query', countReads);
+    try {
+      // Any reader may send it: twenty at once must not read and rebuild the list twenty times.
+      const answers = await Promise.all(Array.from({ length: 20 }, noCache));
+      for (const answer of answers) {
+        expect(answer.status).toBe(200);
+        const changed = answer.body.items.find((item: { key: string }) => item.key === 'online_course');
+        expect(changed.title.en).toBe('Online course (changed)');
+      }
+    } finally {
+      db.off('query', countReads);
+      await db('reference_data_entries')
+        .where({ entity: 'format', key: 'online_course' })
+        .update({ title: JSON.stringify(format.title) });
+      await noCache();
+    }
+    expect(reads.length).toBe(1);
+  });
+
   it('refuses unknown and invalid filters', async () => {
     for (const query of ['?is_active=maybe', '?color=red', '?parent_key=Not-A-Key']) {
       const response = await platformRequest(svc, 'GET', `/reference/subjects${query}`, { token: reader });

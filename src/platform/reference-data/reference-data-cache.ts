@@ -22,6 +22,11 @@ export interface ReferenceDataCacheOptions {
   maxAgeMs?: number;
   /** Filtered lists kept per entity (parent_key values are the caller's choice: bounded). */
   maxListsPerEntity?: number;
+  /**
+   * Reads of the database that `Cache-Control: no-cache` requests cause, at most one per this interval
+   * per entity (default 250 ms): the requests arriving meanwhile share the next one.
+   */
+  minFreshLoadIntervalMs?: number;
 }
 
 interface EntityState {
@@ -31,7 +36,13 @@ interface EntityState {
    * settles into its slot only if the slot still holds it: an invalidation meanwhile wins.
    */
   entries?: ReferenceEntry[] | Promise<ReferenceEntry[]>;
+  /** When the read behind `entries` began (performance.now()). */
+  loadStartedAt: number;
   validSince: number;
+  /** The database read that fresh requests wait for, until it begins (then any new one waits for the next). */
+  nextFreshLoad?: Promise<void> | undefined;
+  /** When the last read caused by fresh requests began. */
+  lastFreshLoadAt: number;
   lists: Map<string, CachedList | Promise<CachedList>>;
 }
 
@@ -47,16 +58,22 @@ export class ReferenceDataCache {
   readonly #states = new Map<ReferenceEntity, EntityState>();
   readonly #maxAgeMs: number;
   readonly #maxLists: number;
+  readonly #minFreshLoadIntervalMs: number;
 
   constructor(private readonly options: ReferenceDataCacheOptions) {
     this.#maxAgeMs = options.maxAgeMs ?? 60_000;
     this.#maxLists = options.maxListsPerEntity ?? 256;
+    this.#minFreshLoadIntervalMs = options.minFreshLoadIntervalMs ?? 250;
   }
 
-  /** The list for this filter; `fresh` reads the database again (and refreshes the cache). */
+  /**
+   * The list for this filter; `fresh`: built from a read of the database that began after this call
+   * (and which refreshes the cache for everyone).
+   */
   async list(entity: ReferenceEntity, filter: ListFilter, fresh = false): Promise<CachedList> {
     const state = this.#state(entity);
-    if (fresh || performance.now() - state.validSince > this.#maxAgeMs) this.invalidate(entity);
+    if (fresh) await this.#loadedSince(entity, state, performance.now());
+    else if (performance.now() - state.validSince > this.#maxAgeMs) this.invalidate(entity);
     const filterKey = `${filter.isActive ?? ''}|${filter.parentKey ?? ''}`;
     const cached = state.lists.get(filterKey);
     if (cached) return cached;
@@ -75,6 +92,33 @@ export class ReferenceDataCache {
     return loading;
   }
 
+  /**
+   * Waits for entries read from the database after `since`. Any reader may ask for that (a token is
+   * enough), so each such request must not read the entity and rebuild its lists again: that dropped
+   * everyone's cached lists at every request, and ten connections asking so slowed every other request
+   * of the node tenfold. Requests share one read, and such reads begin at most once per
+   * `minFreshLoadIntervalMs`; each request still gets a read that began after it arrived.
+   */
+  async #loadedSince(entity: ReferenceEntity, state: EntityState, since: number): Promise<void> {
+    if (state.entries !== undefined && state.loadStartedAt >= since) {
+      await state.entries;
+      return;
+    }
+    let next = state.nextFreshLoad;
+    if (!next) {
+      const wait = Math.max(0, state.lastFreshLoadAt + this.#minFreshLoadIntervalMs - performance.now());
+      next = new Promise((resolve) => setTimeout(resolve, wait)).then(async () => {
+        // Begun: requests arriving from now on wait for the next read (this one began before them).
+        if (state.nextFreshLoad === next) state.nextFreshLoad = undefined;
+        state.lastFreshLoadAt = performance.now();
+        this.invalidate(entity);
+        await this.#entries(state, entity);
+      });
+      state.nextFreshLoad = next;
+    }
+    await next;
+  }
+
   /** Forget the entity's lists: the next request reads the database. */
   invalidate(entity: ReferenceEntity): void {
     const state = this.#state(entity);
@@ -90,7 +134,12 @@ export class ReferenceDataCache {
   #state(entity: ReferenceEntity): EntityState {
     let state = this.#states.get(entity);
     if (!state) {
-      state = { validSince: performance.now(), lists: new Map() };
+      state = {
+        validSince: performance.now(),
+        lists: new Map(),
+        loadStartedAt: Number.NEGATIVE_INFINITY,
+        lastFreshLoadAt: Number.NEGATIVE_INFINITY,
+      };
       this.#states.set(entity, state);
     }
     return state;
@@ -102,6 +151,7 @@ export class ReferenceDataCache {
 
   #entries(state: EntityState, entity: ReferenceEntity): ReferenceEntry[] | Promise<ReferenceEntry[]> {
     if (!state.entries) {
+      state.loadStartedAt = performance.now();
       const loading = this.options.load(entity);
       state.entries = loading;
       loading.then(
