@@ -168,7 +168,7 @@ export async function createOidc(deps: OidcDeps): Promise<Oidc> {
       }),
     routers: (identity) => [
       jwksRoutes(keySet),
-      discoveryRoutes(),
+      discoveryRoutes(config.issuer),
       userinfoRoutes({ config, db, clock, keySet, oauthTokens: tokenVerification.oauthTokens, logger }),
       endSessionRoutes({ db, clock, keySet, issuer: config.issuer, apiPrefix: identity.apiPrefix }),
       consentRoutes({ db, clock, signedIn: identity.signedIn, logger }),

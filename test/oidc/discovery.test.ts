@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { createLocalJWKSet, jwtVerify, SignJWT, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/test-service.js';
@@ -8,7 +9,35 @@ beforeAll(async () => {
 });
 afterAll(() => service?.close());
 
+/** GET of `path` with a Host header of the caller's choosing (fetch can't set Host). */
+function getWithHost(path: string, host: string): Promise<Record<string, unknown>> {
+  return new Promise((resolve, reject) => {
+    const request = http.get(service.url(path), { headers: { host } }, (response) => {
+      let text = '';
+      response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      response.on('end', () => resolve(JSON.parse(text) as Record<string, unknown>));
+    });
+    request.on('error', reject);
+  });
+}
+
 describe('discovery and keys', () => {
+  // First in this file: the service's first discovery request is the one whose answer is kept.
+  it('names the issuer’s endpoints, whatever Host the first request after a start sends', async () => {
+    const forged = await getWithHost('/.well-known/openid-configuration', 'attacker.example');
+    const everyone = (await (await fetch(service.url('/.well-known/openid-configuration'))).json()) as Record<
+      string,
+      unknown
+    >;
+    for (const document of [forged, everyone]) {
+      expect(document.token_endpoint).toBe(`${service.issuer}/oauth/token`);
+      expect(document.jwks_uri).toBe(`${service.issuer}/.well-known/jwks.json`);
+      expect(JSON.stringify(document)).not.toContain('attacker.example');
+    }
+    const oauth = await getWithHost('/.well-known/oauth-authorization-server', 'attacker.example');
+    expect(oauth.authorization_endpoint).toBe(`${service.issuer}/oauth/authorize`);
+  });
+
   it('publishes every field of the spec with absolute addresses built from the issuer', async () => {
     const response = await fetch(service.url('/.well-known/openid-configuration'));
     expect(response.status).toBe(200);
