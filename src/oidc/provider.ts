@@ -170,7 +170,13 @@ export function createOidcProvider(dependencies: OidcProviderDependencies): {
       AuthorizationCode: engineLifetimes.authorizationCode,
       RefreshToken: engineLifetimes.refreshToken,
       Grant: engineLifetimes.refreshToken,
-      Session: engineLifetimes.session,
+      // A session nobody signed in to (the engine keeps one for the logout page's form, for any GET of
+      // /oauth/end_session) lives as long as an interaction: at the 30 days of a sign-in, anyone could
+      // add rows for a month at the rate they can send requests, beyond the hourly cleanup's reach.
+      Session: (_ctx, session) =>
+        session.accountId
+          ? engineLifetimes.session
+          : Math.min(engineLifetimes.session, engineLifetimes.interaction),
       Interaction: engineLifetimes.interaction,
       IdToken: 15 * 60,
       // Resource servers set these (resource-server.ts); the values here only silence the engine's notice.

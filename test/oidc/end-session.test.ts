@@ -99,3 +99,26 @@ describe('GET /oauth/end_session over HTTP', () => {
     expect(response.status).toBe(400);
   });
 });
+
+describe('engine sessions', () => {
+  const days = 24 * 3600 * 1000;
+  const expiresIn = async (where: Record<string, string>) => {
+    const row = await service.service
+      .db('oidc_payloads')
+      .where({ model: 'Session', ...where })
+      .first();
+    return new Date(row.expires_at).getTime() - Date.now();
+  };
+
+  it('keeps the one a logout page opened without a sign-in for an hour, a signed-in one 30 days', async () => {
+    // Any GET of the logout page stores a session (the form's secret): no rows for a month at will.
+    const page = await fetch(service.url('/oauth/end_session'));
+    expect(page.status).toBe(200);
+    const id = /(?:^|\s)_session=([^;]+)/.exec(page.headers.getSetCookie().join('\n'))?.[1];
+    expect(id).toBeDefined();
+    expect(await expiresIn({ id: id! })).toBeLessThanOrEqual(3600 * 1000);
+
+    const { user } = await userWithTokens(service);
+    expect(await expiresIn({ account_id: user.id })).toBeGreaterThan(29 * days);
+  });
+});
