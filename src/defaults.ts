@@ -75,6 +75,12 @@ export const defaults = {
    */
   clientCache: { changePollMilliseconds: 5_000 },
   /**
+   * Per service: requests a process holds at once, in all and from one client address; over either
+   * bound a request gets 503 at once (src/http/requests-in-flight.ts). Each held request costs heap (its
+   * context, its body so far): the bound keeps a flood of never-finished requests from exhausting it.
+   */
+  requestsInFlight: { total: 512, perAddress: 128 },
+  /**
    * Per service: argon2id parameters of new password hashes and of the decoy checked for unknown users
    * (OWASP's recommendation: m=19456 KiB, t=2, p=1). A hash is checked at the parameters it was made
    * with, so changing them never locks anyone out. Tests use cheaper ones (test/support/test-service.ts).
@@ -157,6 +163,7 @@ export interface SettingsOverrides {
   >;
   sessions?: Partial<ServiceSettings['sessions']>;
   clientCache?: Partial<ServiceSettings['clientCache']>;
+  requestsInFlight?: Partial<ServiceSettings['requestsInFlight']>;
   passwordHashing?: Partial<ServiceSettings['passwordHashing']>;
   rateLimits?: Record<string, RateLimitSetting>;
   /** The lockout ladder: rungs of `failures` in a row → `lockSeconds` (any order; at least one rung). */
@@ -177,6 +184,7 @@ export function resolveSettings(overrides: SettingsOverrides = {}): ServiceSetti
   Object.assign(settings.lifetimes, overrides.lifetimes);
   Object.assign(settings.sessions, overrides.sessions);
   Object.assign(settings.clientCache, overrides.clientCache);
+  Object.assign(settings.requestsInFlight, overrides.requestsInFlight);
   Object.assign(settings.passwordHashing, overrides.passwordHashing);
   Object.assign(settings.rateLimits, overrides.rateLimits);
   if (overrides.lockout?.ladder) {

@@ -19,6 +19,7 @@ import { issuerPath } from './http/base-path.js';
 import { ownPaths } from './http/own-paths.js';
 import { shareRequestStorage } from './http/request-context.js';
 import { requestEnvelope } from './http/request-envelope.js';
+import { RequestsInFlight } from './http/requests-in-flight.js';
 import { routersByPath } from './http/routers-by-path.js';
 import { servedUnder } from './http/served-under.js';
 import { RateLimits } from './http/rate-limit.js';
@@ -262,6 +263,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
       answerUncaught: uncaughtErrors(errorAnswerFor),
       recordAnswer: operations.recordAnswer,
       methodsByPath: oidc.engineMethods,
+      inFlight: new RequestsInFlight(settings.requestsInFlight, logger, clock),
     }),
   );
   // Before anything else of the OAuth endpoints (our own introspection included).

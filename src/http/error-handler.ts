@@ -6,6 +6,7 @@ import { ApiError, payloadTooLarge, serviceUnavailable } from './api-error.js';
 import { pageLanguage } from '../i18n/page-language.js';
 import { pageErrorText } from './page-error-text.js';
 import { renderPage } from './pages.js';
+import { TooManyRequestsHeld } from './requests-in-flight.js';
 
 /** How an endpoint answers an error: our JSON body, RFC 6749 JSON (oidc/oauth-error.ts) or a page. */
 export type ErrorAnswer = (ctx: Context, caught: unknown) => void;
@@ -77,7 +78,7 @@ export function uncaughtErrors(
 
 /** A 5xx answer is logged: the database being away as a warning, anything else as the bug it is. */
 export function logFailure(logger: Logger, ctx: Context, caught: unknown, status: number): void {
-  if (status < 500) return;
+  if (status < 500 || caught instanceof TooManyRequestsHeld) return;
   const request = { err: caught, method: ctx.method, path: ctx.path };
   if (isDatabaseUnavailable(caught)) logger.warn(request, 'database unavailable; answered 503');
   else logger.error(request, 'request failed');

@@ -8,6 +8,7 @@ import {
   type RequestObservers,
 } from './request-context.js';
 import { checkRequestHead } from './request-head.js';
+import type { RequestsInFlight } from './requests-in-flight.js';
 import type { SecurityHeaders } from './security-headers.js';
 import { unansweredError } from './unanswered-requests.js';
 
@@ -22,6 +23,8 @@ export interface RequestEnvelopeParts {
   recordAnswer(ctx: Context, startedNs: bigint): void;
   /** The methods of paths whose router answers an unknown method as an unknown path (the engine's). */
   methodsByPath: ReadonlyMap<string, readonly string[]>;
+  /** The bound on requests held at once (requests-in-flight.ts). */
+  inFlight: RequestsInFlight;
 }
 
 /**
@@ -30,7 +33,8 @@ export interface RequestEnvelopeParts {
  * 1. its context (request-context.ts): the request id, the service's settings and its observers, for
  *    everything deep inside the request and every log line;
  * 2. the security headers (security-headers.ts) and the product's brand for the pages;
- * 3. the request line and headers checked: at most 16 KB, no NUL in the URL (request-head.ts);
+ * 3. the request line and headers checked: at most 16 KB, no NUL in the URL (request-head.ts); and
+ *    the request admitted under the bound on requests held at once (requests-in-flight.ts);
  * 4. the error boundary: an error nothing inside answered gets an answer in its endpoint's shape, and
  *    so does a request nothing answered at all (404, or 405 with Allow: unanswered-requests.ts);
  * 5. afterwards, the security headers again where an error answer dropped them, the request id on
@@ -40,7 +44,16 @@ export interface RequestEnvelopeParts {
  * promise, its async-hooks bookkeeping and garbage, on every endpoint alike.
  */
 export function requestEnvelope(parts: RequestEnvelopeParts): Middleware {
-  const { observers, settings, brand, securityHeaders, answerUncaught, recordAnswer, methodsByPath } = parts;
+  const {
+    observers,
+    settings,
+    brand,
+    securityHeaders,
+    answerUncaught,
+    recordAnswer,
+    methodsByPath,
+    inFlight,
+  } = parts;
   return function envelope(ctx, next) {
     const started = process.hrtime.bigint();
     const context = newRequestContext(ctx, observers, settings);
@@ -49,6 +62,7 @@ export function requestEnvelope(parts: RequestEnvelopeParts): Middleware {
       ctx.state.brand = brand;
       try {
         checkRequestHead(ctx);
+        inFlight.admit(ctx);
         await next();
         const unanswered = unansweredError(ctx, methodsByPath);
         if (unanswered) throw unanswered;

@@ -70,6 +70,10 @@ export function bearerChallenge(realm: string, error?: string, description?: str
 function toOAuthError(caught: unknown): OAuthError {
   if (caught instanceof OAuthError) return caught;
   if (isDatabaseUnavailable(caught)) return temporarilyUnavailable();
+  // Ours refusing the request for now (too many requests held at once): RFC 6749's code for it.
+  if (caught instanceof ApiError && caught.status === 503) {
+    return new OAuthError(503, 'temporarily_unavailable', caught.message, caught.headers);
+  }
   // Ours in the JSON API shape (an unknown method, say): RFC 6749 has one code for a client's mistake.
   if (caught instanceof ApiError && caught.status < 500) {
     return new OAuthError(caught.status, 'invalid_request', caught.message, caught.headers);

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServiceClient } from '../support/fixtures.js';
 import { startTestService, type TestService } from '../support/test-service.js';
@@ -83,5 +84,69 @@ describe('request bodies over the limit answer 413', () => {
     await expectPageTooLarge(await post('/en/reset-password/request', form, largeForm, html));
     await expectPageTooLarge(await post('/en/auth/step', form, largeForm, html));
     await expectPageTooLarge(await post('/oauth/end_session/confirm', form, largeForm, html));
+  });
+});
+
+describe('requests held at once', () => {
+  let held: TestService;
+  beforeAll(async () => {
+    held = await startTestService({
+      env: { TRUST_PROXY: '1' },
+      settings: { requestsInFlight: { total: 6, perAddress: 4 } },
+    });
+  });
+  afterAll(() => held?.close());
+
+  /** A request whose body never finishes, from `address` (the trusted proxy's X-Forwarded-For). */
+  function unfinishedBody(address: string): net.Socket {
+    const { port } = new URL(held.issuer);
+    const socket = net.connect(Number(port), '127.0.0.1');
+    socket.on('error', () => {});
+    socket.write(
+      'POST /api/v2/identity/auth/flow/start HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+        `Content-Length: 60000\r\nX-Forwarded-For: ${address}\r\n\r\n{"flow":"login","x":"`,
+    );
+    return socket;
+  }
+
+  const start = (address: string) =>
+    fetch(held.url('/api/v2/identity/auth/flow/config'), { headers: { 'x-forwarded-for': address } });
+
+  /** The status `address` gets once the held requests have arrived (they are read asynchronously). */
+  async function settledStatus(address: string, expected: number): Promise<Response> {
+    for (let attempt = 0; ; attempt++) {
+      const response = await start(address);
+      if (response.status === expected || attempt === 40) return response;
+      await response.arrayBuffer();
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+
+  it('answers 503 over its address’s share or the bound, without reading the body; others go on', async () => {
+    // Thousands of such requests from one client filled the 160 MB heap and the process died.
+    const sockets = Array.from({ length: 4 }, () => unfinishedBody('203.0.113.1'));
+    try {
+      const refused = await settledStatus('203.0.113.1', 503);
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBe('1');
+      expect(refused.headers.get('connection')).toBe('close');
+      expect(await refused.json()).toMatchObject({ error: 'service_unavailable' });
+      const token = await fetch(held.url('/oauth/token'), {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': '203.0.113.1' },
+        body: 'grant_type=client_credentials',
+      });
+      expect(token.status).toBe(503);
+      expect(await token.json()).toMatchObject({ error: 'temporarily_unavailable' });
+
+      // Another address is served; with two more held, the bound (6) is reached for everyone.
+      expect((await start('203.0.113.2')).status).toBe(200);
+      sockets.push(unfinishedBody('203.0.113.2'), unfinishedBody('203.0.113.3'));
+      expect((await settledStatus('203.0.113.4', 503)).status).toBe(503);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+    }
+    // A request that ends, however it ends, gives its place back.
+    expect((await settledStatus('203.0.113.1', 200)).status).toBe(200);
   });
 });
