@@ -1,4 +1,4 @@
-import { createHttpServer } from './http/http-server.js';
+import { connectionsPerAddress, createHttpServer } from './http/http-server.js';
 import { issuerPath } from './http/base-path.js';
 import { holdDataDirectory } from './cli/control-channel.js';
 import { runCommand } from './cli/run-command.js';
@@ -53,7 +53,10 @@ export async function runService(config: MainConfig, logger: Logger, workerIndex
     runCommand(argv, async () => ({ db: database.db, clock: systemClock }), invokedAs),
   );
 
-  const server = createHttpServer(service.app.callback(), issuerPath(config.issuer));
+  // Facing clients directly, each address holds a bounded number of connections (http-server.ts).
+  const server = createHttpServer(service.app.callback(), issuerPath(config.issuer), {
+    connectionsPerAddress: config.trustedProxyHops === 0 ? connectionsPerAddress : undefined,
+  });
   try {
     await listen(server, config.port, config.host);
   } catch (error) {

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { isJsonApiPath } from './json-api-paths.js';
 import { maxRequestHeadBytes, requestHeadTooLargeMessage } from './request-head.js';
@@ -17,13 +18,48 @@ import { maxRequestHeadBytes, requestHeadTooLargeMessage } from './request-head.
  *
  * `basePath` is the issuer's path ('' or '/idp'), under which the service's paths are.
  */
-export function createHttpServer(listener: http.RequestListener, basePath = ''): http.Server {
+export function createHttpServer(
+  listener: http.RequestListener,
+  basePath = '',
+  options: { connectionsPerAddress?: number | undefined } = {},
+): http.Server {
   const server = http.createServer({ maxHeaderSize: 4 * maxRequestHeadBytes }, listener);
   server.keepAliveTimeout = 65_000;
   server.on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) =>
     answerUnparsableRequest(error, socket, basePath),
   );
+  if (options.connectionsPerAddress !== undefined) {
+    boundConnectionsPerAddress(server, options.connectionsPerAddress);
+  }
   return server;
+}
+
+/**
+ * Connections one peer address may hold open at once (a reverse proxy is one peer: behind
+ * TRUST_PROXY, src/run-service.ts sets no bound and the proxies are the ones to bound their clients).
+ * A connection costs a file descriptor until its request head arrives (Node waits 60 s for it), and
+ * there are as many as the process's limit: one client that opened ~20,000 connections and sent each
+ * a few bytes of a request head took every descriptor, and nobody else could connect, nor the database
+ * pool reconnect. Enough for a network of many browsers behind one address (each keeps a few).
+ */
+export const connectionsPerAddress = 1024;
+
+function boundConnectionsPerAddress(server: http.Server, bound: number): void {
+  const open = new Map<string, number>();
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress ?? '';
+    const held = open.get(address) ?? 0;
+    if (held >= bound) {
+      socket.destroy();
+      return;
+    }
+    open.set(address, held + 1);
+    socket.once('close', () => {
+      const left = (open.get(address) ?? 1) - 1;
+      if (left > 0) open.set(address, left);
+      else open.delete(address);
+    });
+  });
 }
 
 const refusals: Record<string, { status: number; error: string; description: string }> = {

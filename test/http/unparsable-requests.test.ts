@@ -1,5 +1,6 @@
-import net from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHttpServer } from '../../src/http/http-server.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 // A request line and headers over 16 KB get 431 in the endpoint's own error shape; what Node's parser
@@ -85,5 +86,53 @@ describe('requests Node’s parser refuses', () => {
     });
     const response = await fetch(service.url('/.well-known/openid-configuration'));
     expect(response.status).toBe(200);
+  });
+});
+
+describe('connections of one address (the server facing clients directly)', () => {
+  it('holds at most its bound of them: a client holding that many can’t take every descriptor', async () => {
+    // ~20,000 connections sending a few bytes of a head each took every file descriptor of the process.
+    const server = createHttpServer((_request, response) => response.end('ok'), '', {
+      connectionsPerAddress: 3,
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const unfinishedHead = () =>
+      new Promise<net.Socket>((resolve) => {
+        const socket = net.connect(port, '127.0.0.1', () => {
+          socket.write('GET / HTTP/1.1\r\nHost: x\r\n');
+          resolve(socket);
+        });
+      });
+    /** The first bytes a new connection gets, or '' when the server closes it without answering. */
+    const answerToNewConnection = () =>
+      new Promise<string>((resolve) => {
+        const socket = net.connect(port, '127.0.0.1', () =>
+          socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n'),
+        );
+        let answer = '';
+        socket.setEncoding('utf8');
+        socket.on('data', (chunk) => {
+          answer += chunk;
+          socket.end();
+        });
+        socket.on('error', () => {});
+        socket.on('close', () => resolve(answer));
+      });
+    const held = [await unfinishedHead(), await unfinishedHead(), await unfinishedHead()];
+    try {
+      expect(await answerToNewConnection()).toBe('');
+      const closed = new Promise((resolve) => held[0]!.once('close', resolve));
+      held[0]!.destroy();
+      await closed;
+      // The server hears of the close a moment later.
+      let answer = '';
+      for (let attempt = 0; attempt < 20 && !answer; attempt++) answer = await answerToNewConnection();
+      expect(answer).toMatch(/^HTTP\/1\.1 200/);
+    } finally {
+      for (const socket of held) socket.destroy();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
