@@ -44,19 +44,20 @@ afterEach(async () => {
 
 const setLoginFunnel = (steps: FunnelStep[]) => replaceFunnel(service.service.db, 'login', steps, new Date());
 
+/** A login funnel with the terms after the password, a user's login taken past the password. */
+async function loginPastPasswordBeforeConsent() {
+  await setLoginFunnel([...baseLogin, { stepId: 'consent', mandatory: true, order: 30 }]);
+  const user = await createTestUser(service.service.db);
+  const ip = randomIp();
+  const started = await client.start('login', { ip });
+  const identified = await client.pass(started.sessionId, 'phone-email', { identifier: user.email }, { ip });
+  const passed = await client.pass(identified.sessionId, 'password', { password: user.password }, { ip });
+  return { user, ip, passed };
+}
+
 describe('funnel variants', () => {
   it('extended funnel: consent to the terms after the password', async () => {
-    await setLoginFunnel([...baseLogin, { stepId: 'consent', mandatory: true, order: 30 }]);
-    const user = await createTestUser(service.service.db);
-    const ip = randomIp();
-    const started = await client.start('login', { ip });
-    const identified = await client.pass(
-      started.sessionId,
-      'phone-email',
-      { identifier: user.email },
-      { ip },
-    );
-    const passed = await client.pass(identified.sessionId, 'password', { password: user.password }, { ip });
+    const { user, ip, passed } = await loginPastPasswordBeforeConsent();
     expect(passed.nextStep).toBe('consent');
     expect(passed.screen[0]).toMatchObject({
       stepId: 'consent',
@@ -70,18 +71,8 @@ describe('funnel variants', () => {
   });
 
   it('a login past its password when the password changes does not finish after it', async () => {
-    await setLoginFunnel([...baseLogin, { stepId: 'consent', mandatory: true, order: 30 }]);
-    const user = await createTestUser(service.service.db);
-    const ip = randomIp();
-    const started = await client.start('login', { ip });
-    const identified = await client.pass(
-      started.sessionId,
-      'phone-email',
-      { identifier: user.email },
-      { ip },
-    );
     // Someone who knows the old password got this far; the owner changes it.
-    const passed = await client.pass(identified.sessionId, 'password', { password: user.password }, { ip });
+    const { user, ip, passed } = await loginPastPasswordBeforeConsent();
     const newPassword = 'the owner changed it just now';
     const changed = await callIdentityApi(
       service,
