@@ -8,6 +8,7 @@ import {
   createFlowSession,
   endFlowSession,
   findFlowSession,
+  type FlowBinding,
   type FlowContext,
   type FlowKind,
   type FlowPlan,
@@ -75,7 +76,7 @@ export interface AuthFlowEngineOptions {
 }
 
 export interface SubmitOptions<Completion> {
-  binding?: Pick<FlowContext, 'interactionUid'>;
+  binding?: FlowBinding;
   /**
    * Runs in the transaction that ends the flow (e.g. creates the main-auth session): if it throws, the
    * flow is not ended and the user can submit the last step again.
@@ -149,9 +150,14 @@ export class AuthFlowEngine {
   }
 
   /** The live session with this id, checked against the context it must belong to. */
-  async resume(sessionId: string, binding: Pick<FlowContext, 'interactionUid'> = {}): Promise<FlowSession> {
+  async resume(sessionId: string, binding: FlowBinding = {}): Promise<FlowSession> {
     const session = await findFlowSession(this.db, sessionId, this.clock.now());
-    if (!session || session.context.interactionUid !== binding.interactionUid) throw flowSessionInvalid();
+    if (
+      !session ||
+      session.context.interactionUid !== binding.interactionUid ||
+      session.context.browser !== binding.browser
+    )
+      throw flowSessionInvalid();
     return session;
   }
 
@@ -193,7 +199,7 @@ export class AuthFlowEngine {
     stepId: string,
     rawInput: unknown,
     request: RequestInfo,
-    binding: Pick<FlowContext, 'interactionUid'> = {},
+    binding: FlowBinding = {},
   ): Promise<FlowOutcome> {
     return this.submitScreen(sessionId, { [stepId]: rawInput }, request, { binding });
   }

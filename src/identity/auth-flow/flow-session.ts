@@ -8,9 +8,17 @@ export type FlowKind = (typeof flowKinds)[number];
 /** Lifetime of a flow session (spec: Limits). */
 export const flowSessionTtlMs = defaults.lifetimes.flowSession * 1000;
 
+/** What a flow must be continued with: the interaction and the browser it was started for, if any. */
+export type FlowBinding = Pick<FlowContext, 'interactionUid' | 'browser'>;
+
 export interface FlowContext {
   /** The OIDC interaction this flow signs in for, if any; the flow can't be used for another. */
   interactionUid?: string;
+  /**
+   * The SHA-256 of the cookie of the browser whose sign-in page started the flow (src/oidc/flow-browser.ts):
+   * the pages go on with it only in that browser. Flows of the identity API have none.
+   */
+  browser?: string;
   ip?: string;
   userAgent?: string;
   /** The language of the page running the flow: codes are sent in it. */

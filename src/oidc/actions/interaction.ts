@@ -37,6 +37,7 @@ import { allowedScopesOf } from '../client-metadata.js';
 import { allowPluginFrames } from '../../identity/plugin-steps/frame-policy.js';
 import { authPagePath } from '../auth-page-path.js';
 import { finishedSignIns } from '../finished-sign-ins.js';
+import { flowBrowser } from '../flow-browser.js';
 import { saveConsent } from '../models/consent.js';
 import { isOidcScope } from '../scopes.js';
 import type { Brand } from '../../brand.js';
@@ -101,7 +102,9 @@ interface PageRequest {
  * sends the person here; the flow ends in consent, then back to the client) or for the service itself
  * (no interaction: a main-auth session, its refresh cookie, then `return_to`). `?register=1`, or the
  * client's `prompt=create`, opens registration. The interaction is bound to the browser by the engine's
- * signed, SameSite=Lax interaction cookie, which is also what stops cross-site form posts.
+ * signed, SameSite=Lax interaction cookie, and every flow the page starts to the browser's own cookie
+ * (flow-browser.ts), with or without an interaction: a cross-site form post carries neither, and a
+ * flow begun elsewhere can't be finished here (login CSRF).
  */
 export function interactionRoutes(deps: InteractionDependencies): Router {
   const { provider, db, clock, flows, rateLimits, apiAudience, notifications, federation, logger } = deps;
@@ -303,7 +306,12 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
   };
 
   const startFlow = (ctx: Context, kind: FlowKind, interaction: Interaction | undefined) =>
-    flows.start(kind, { interactionUid: interaction?.uid, lang: pageLanguage(ctx), ...requestInfo(ctx) });
+    flows.start(kind, {
+      interactionUid: interaction?.uid,
+      browser: flowBrowser.ensure(ctx),
+      lang: pageLanguage(ctx),
+      ...requestInfo(ctx),
+    });
 
   /** Registration when the page or the client (OIDC prompt=create) asks for it. */
   const flowKindFor = (interaction: Interaction | undefined, register: boolean): FlowKind =>
@@ -387,7 +395,10 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
   const resumeAfterProvider = async (ctx: Context, page: PageRequest, flowId: string, proof?: string) => {
     let session;
     try {
-      session = await flows.resume(flowId, { interactionUid: page.interaction?.uid });
+      session = await flows.resume(flowId, {
+        interactionUid: page.interaction?.uid,
+        browser: flowBrowser.of(ctx),
+      });
     } catch (caught) {
       const error = toApiError(caught);
       if (error.code !== 'flow_session_invalid') throw caught;
@@ -412,7 +423,8 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
     inputs: Record<string, unknown>,
   ): Promise<void> => {
     const { interaction } = page;
-    const binding = { interactionUid: interaction?.uid };
+    // The flow goes on only for its interaction and in the browser that started it (login CSRF).
+    const binding = { interactionUid: interaction?.uid, browser: flowBrowser.of(ctx) };
     const request = requestInfo(ctx);
     const deviceCookie = readDeviceCookie(ctx);
     let outcome;
