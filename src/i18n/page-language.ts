@@ -59,7 +59,8 @@ export interface LanguageLink {
 
 /**
  * The language switch: the same page in every language. A path with a language segment gets it
- * replaced (`/en/auth?interaction=…` → `/ru/auth?interaction=…`); any other page gets `?lang=`.
+ * replaced (`/en/auth?interaction=…` → `/ru/auth?interaction=…`); any other page is linked as itself
+ * with `?lang=` (a reference relative to the page: the request's path is never written out).
  */
 export function languageLinks(ctx: PageRequest, current: string, target?: string): LanguageLink[] {
   const messages = pageMessages();
@@ -73,8 +74,11 @@ export function languageLinks(ctx: PageRequest, current: string, target?: string
       href = publicPath(ctx, querystring ? `${translated}?${querystring}` : translated);
     } else {
       // Only `lang`: such a page's query is not ours to repeat (the engine's error page of a request
-      // carrying an attacker's redirect_uri must not link to it).
-      href = publicPath(ctx, `${path}?${new URLSearchParams({ lang: code })}`);
+      // carrying an attacker's redirect_uri must not link to it), nor is the path a request came with:
+      // `//evil.example/x` reaches our 404 page as a path, and written into a link it is another site.
+      // So the page itself, `?lang=`, unless the page names where to switch.
+      const query = `?${new URLSearchParams({ lang: code })}`;
+      href = target === undefined ? query : publicPath(ctx, `${path}${query}`);
     }
     return { code, name: messages.format(code, 'common.language.name'), href, current: code === current };
   });

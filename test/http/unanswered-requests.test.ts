@@ -102,4 +102,19 @@ describe('requests no route answers', () => {
     expect(response.headers.get('content-type')).toContain('text/html');
     expect(await response.text()).toContain('Error code: not_found');
   });
+
+  it('an unknown page whose path names another site: its language links stay on this service', async () => {
+    // https://idp.example//evil.example/sign-in is a path of ours; written into a link it is another site.
+    for (const path of ['//evil.example/sign-in', '/%2F/evil.example', '//evil.example/en/auth']) {
+      const response = await send('GET', path);
+      expect(response.status).toBe(404);
+      const links = [...(await response.text()).matchAll(/<a href="([^"]*)" hreflang/g)].map((m) => m[1]!);
+      expect(links.length).toBeGreaterThan(1);
+      for (const link of links) {
+        const resolved = new URL(link.replace(/&amp;/g, '&'), service.url(path));
+        expect(resolved.origin).toBe(new URL(service.issuer).origin);
+        expect(resolved.pathname).toBe(new URL(service.url(path)).pathname);
+      }
+    }
+  });
 });
