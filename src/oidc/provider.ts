@@ -18,7 +18,7 @@ import type { SigningKey } from '../keys/signing-keys.js';
 import type { Logger } from '../logger.js';
 import { claimsForScopes, loadAccount, type Account } from './account-claims.js';
 import { installClientCache } from './client-cache.js';
-import { allowedScopesMetadata, firstPartyMetadata } from './client-metadata.js';
+import { allowedScopesMetadata, allowedScopesOf, firstPartyMetadata } from './client-metadata.js';
 import { installClientSecretHashing } from './client-secret.js';
 import { authPagePath } from './auth-page-path.js';
 import { createInteractionPolicy } from './interaction-policy.js';
@@ -188,15 +188,21 @@ export function createOidcProvider(dependencies: OidcProviderDependencies): {
     rotateRefreshToken: true,
     // Refresh tokens live their 30 days independently of the browser session; logout revokes them.
     expiresWithSession: async () => false,
-    async findAccount(_ctx, sub): Promise<ProviderAccount | undefined> {
+    async findAccount(ctx, sub): Promise<ProviderAccount | undefined> {
       // The refresh_token grant read the account with its refresh token (request-prefetch.ts).
       const prefetched = takeAccount(sub);
       const account = prefetched ? prefetched.found : await loadAccount(db, sub);
       if (!account) return undefined;
+      // The id_token's claims only of the scopes the client is still allowed: a refresh token keeps
+      // the scopes of its authorization, and a scope an administrator took from the client since
+      // must not go on being released by every refresh (as userinfo and the access token don't).
+      const client = ctx.oidc.client;
+      const allowed = new Set(client ? allowedScopesOf(client as never) : []);
       return {
         accountId: sub,
         account,
-        claims: (_use, scope) => claimsForScopes(db, account, new Set(scope.split(' '))),
+        claims: (_use, scope) =>
+          claimsForScopes(db, account, new Set(splitScope(scope).filter((item) => allowed.has(item)))),
       };
     },
     async extraTokenClaims(ctx, token) {

@@ -166,6 +166,20 @@ describe('a scope taken from a client is taken from the tokens it already holds'
       scope: 'service:platform.i18n.read',
     });
   });
+  it('a client no longer allowed email or roles: the id_token of its next refresh carries neither', async () => {
+    const { client, config, tokens } = await superAdminSignsIn({
+      firstParty: false,
+      scope: 'openid email roles',
+    });
+    expect(tokens.claims()).toMatchObject({ email_verified: true, global_roles: ['super_admin'] });
+    await updateClient(service.service.db, client.clientId, { scopes: ['openid', 'profile'] }, new Date());
+    const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token!);
+    expect(refreshed.scope).toBe('openid');
+    const claims = refreshed.claims()!;
+    for (const claim of ['email', 'email_verified', 'global_roles', 'permissions']) {
+      expect(claims).not.toHaveProperty(claim);
+    }
+  });
 });
 
 describe('first-party clients', () => {
