@@ -1,5 +1,6 @@
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { disableClient } from '../../src/oidc/models/oauth-client.js';
 import { uniqueEmail } from '../support/fixtures.js';
 import { MovableClock } from '../support/manual-clock.js';
 import { startTestService, type TestService } from '../support/test-service.js';
@@ -76,6 +77,27 @@ describe('POST /oauth/sso/inbound and POST /api/v2/identity/auth/inbound', () =>
     expect(
       await service.service.db('inbound_login_tokens').where({ client_id: parties.client.clientId }),
     ).toHaveLength(0);
+  });
+
+  it('refuses a login token once its client is disabled or no longer first-party', async () => {
+    const { db } = service.service;
+    const issue = async () => {
+      const parties = await firstPartyClientWithUserToken(service);
+      const issued = await requestLoginToken(service, parties, { access_token: parties.accessToken });
+      expect(issued.status).toBe(201);
+      return { parties, loginToken: ((await issued.json()) as { login_token: string }).login_token };
+    };
+    const disabled = await issue();
+    await disableClient(db, disabled.parties.clientId, new Date());
+    const demoted = await issue();
+    await db('oauth_clients').where({ client_id: demoted.parties.clientId }).update({ first_party: false });
+
+    for (const { parties, loginToken } of [disabled, demoted]) {
+      const answer = await signInWith(loginToken);
+      expect(answer.status).toBe(401);
+      expect(await answer.json()).toMatchObject({ error: 'invalid_login_token' });
+      expect(await db('sessions').where({ user_id: parties.user.id })).toHaveLength(0);
+    }
   });
 
   it('refuses an unknown login token and a malformed body', async () => {
