@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { updateClient } from '../../src/oidc/models/oauth-client.js';
 import { createServiceClient, createTestClient } from '../support/fixtures.js';
 import { discover, oidc } from '../support/relying-party.js';
 import { mainAuthToken, userWithTokens } from '../support/sign-in.js';
@@ -55,6 +56,17 @@ describe('POST /oauth/introspect', () => {
     // token_type is an access token's type (RFC 7662 §2.2, RFC 6749 §7.1), as the engine answers.
     expect(refresh).not.toHaveProperty('token_type');
     expect(refresh.exp! - refresh.iat!).toBe(30 * 24 * 3600);
+  });
+
+  it('names only the scopes the client is still allowed, for refresh tokens as for access tokens', async () => {
+    const { client, config, tokens } = await userWithTokens(service, 'confidential');
+    await updateClient(service.service.db, client.clientId, { scopes: ['openid', 'profile'] }, new Date());
+    for (const token of [tokens.access_token, tokens.refresh_token!]) {
+      expect(await oidc.tokenIntrospection(config, token)).toMatchObject({
+        active: true,
+        scope: 'openid profile',
+      });
+    }
   });
 
   it('lets a service (resource server) introspect user access tokens of other clients', async () => {

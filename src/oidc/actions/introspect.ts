@@ -16,6 +16,7 @@ import { scopesStillAllowed, type OAuthTokenStanding } from '../../tokens/princi
 import { VerifiedTokenCache } from '../../tokens/verified-token-cache.js';
 import type { ActiveUserCache } from '../active-user-cache.js';
 import { authenticateClientWithBasic } from '../client-authentication.js';
+import { allowedScopesOf } from '../client-metadata.js';
 import { findActiveRefreshToken } from '../models/oauth-refresh-token.js';
 import { OAuthError } from '../oauth-error.js';
 
@@ -123,7 +124,10 @@ export function introspectionEndpoint(deps: {
       active: true,
       sub: refreshToken.userId,
       client_id: refreshToken.clientId,
-      scope: refreshToken.scopes.join(' '),
+      // The caller is the token's client, read through the client cache: its scopes as they are now.
+      scope: [...scopesStillAllowed(new Set(refreshToken.scopes), allowedScopesOf(caller as never))].join(
+        ' ',
+      ),
       exp: epoch(refreshToken.expiresAt),
       iat: epoch(refreshToken.issuedAt),
       iss: config.issuer,
