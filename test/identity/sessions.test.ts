@@ -363,6 +363,26 @@ describe('sessions and devices', () => {
     expect(again.body).toEqual({ revokedCount: 0 });
   });
 
+  it('"sign out everywhere" takes the account off every other device’s list, until it signs in there again', async () => {
+    const user = await createTestUser(service.service.db, { givenName: 'Ada' });
+    const other = await client.login(user.email!, user.password);
+    const current = await client.login(user.email!, user.password);
+    const listed = async (deviceCookie: string) =>
+      (
+        await client.get<{ accounts: { firstName: string }[] }>('/auth/saved-accounts', {
+          cookie: deviceCookie,
+        })
+      ).body.accounts.map((account) => account.firstName);
+    expect(await listed(other.deviceCookie!)).toEqual(['Ada']);
+
+    await client.post('/security/sessions/revoke-all', undefined, { token: current.accessToken });
+    // A copy of the other device's cookie no longer shows the account (nor counts as the owner's device).
+    expect(await listed(other.deviceCookie!)).toEqual([]);
+    expect(await listed(current.deviceCookie!)).toEqual(['Ada']);
+    await client.login(user.email!, user.password, { cookie: other.deviceCookie! });
+    expect(await listed(other.deviceCookie!)).toEqual(['Ada']);
+  });
+
   it('needs a main-auth access token: none, garbage and an OAuth token are refused', async () => {
     expect((await client.get('/security/sessions')).status).toBe(401);
     const garbage = await client.get('/security/sessions', { token: 'abc.def.ghi' });

@@ -100,3 +100,31 @@ export async function removeSavedAccount(
     .update({ revoked_at: now });
   return changed > 0;
 }
+
+/**
+ * The account leaves the list of every device but the kept session's (signed out everywhere). A stolen
+ * device cookie then neither lists the account nor counts as one of the owner's devices for the
+ * lockout ladder (brute-force/login-source.ts); the owner's devices are known again at their next
+ * sign-in, which saves the account anew.
+ */
+export async function unlistAccountFromDevices(
+  db: Queryable,
+  userId: string,
+  keptSessionId: string | undefined,
+  now: Date,
+): Promise<void> {
+  await db('saved_accounts')
+    .where({ user_id: userId })
+    .whereNull('revoked_at')
+    .modify((query) => {
+      if (keptSessionId === undefined) return;
+      query.whereNotIn(
+        'device_binding_id',
+        db('sessions')
+          .where({ id: keptSessionId })
+          .whereNotNull('device_binding_id')
+          .select('device_binding_id'),
+      );
+    })
+    .update({ revoked_at: now });
+}

@@ -6,6 +6,7 @@ import { idleCutoff, type SessionPolicy } from './session-policy.js';
 import { defaults } from '../../defaults.js';
 import { endOidcSignInsOf } from '../../oidc/models/user-sign-ins.js';
 import { endPendingSignInsOf } from './pending-sign-ins.js';
+import { unlistAccountFromDevices } from './saved-accounts.js';
 
 /** Lifetime of a main-auth session and of its refresh tokens (spec: Limits). */
 export const sessionLifetimeMs = defaults.lifetimes.mainAuthSession * 1000;
@@ -247,7 +248,8 @@ export async function revokeSession(
  * reset revokes the others), and ends every sign-in of the user through the OIDC pages: the engine's
  * sessions in every browser, every client's refresh tokens, their access tokens and pending codes
  * (endOidcSignInsOf), and the sign-ins begun but not finished: inbound-SSO login tokens, one-time
- * SSO codes, approved QR sign-ins (endPendingSignInsOf). The one kept is a main-auth session; no OIDC
+ * SSO codes, approved QR sign-ins (endPendingSignInsOf). The account leaves the saved-account list
+ * of every device but the kept session's (unlistAccountFromDevices). The one kept is a main-auth session; no OIDC
  * sign-in is kept. Consents stay. Answers how many sessions ended, main-auth and OIDC sign-ins together. Run it in the caller's
  * transaction: all of it happens, or none.
  */
@@ -258,12 +260,9 @@ export async function revokeUserSessions(
   now: Date,
 ): Promise<number> {
   const except = options.exceptSessionId;
-  const revoked = await revokeSessionsWhere(
-    db,
-    { userId, exceptSessionId: except !== undefined && isUuid(except) ? except : undefined },
-    options.reason,
-    now,
-  );
+  const kept = except !== undefined && isUuid(except) ? except : undefined;
+  const revoked = await revokeSessionsWhere(db, { userId, exceptSessionId: kept }, options.reason, now);
   await endPendingSignInsOf(db, userId, now);
+  await unlistAccountFromDevices(db, userId, kept, now);
   return revoked.length + (await endOidcSignInsOf(db, userId, now));
 }
