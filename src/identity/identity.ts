@@ -222,7 +222,7 @@ export async function createIdentity(deps: IdentityDeps): Promise<Identity> {
         savedAccountRoutes({ db, clock }),
         linkedProviderRoutes({
           clock,
-          linkedProviders: new LinkedProviders(db, oauthProviders),
+          linkedProviders: new LinkedProviders(db, oauthProviders, notifications),
           federation,
         }),
         firstPasswordRoutes({ db, clock, notifications, passwordHashing }),

@@ -115,7 +115,8 @@ export async function resolveFederatedSignIn(
 
 /**
  * Attaches the provider's subject to the user as a verified, enabled method. A subject already linked
- * to another account is refused (the unique index on provider + subject also guards a race).
+ * to another account is refused (the unique index on provider + subject also guards a race). Answers
+ * whether a link was added (false: it was the user's already); the caller tells the user once committed.
  */
 export async function linkProvider(
   trx: Knex.Transaction,
@@ -124,10 +125,10 @@ export async function linkProvider(
   subject: string,
   request: RequestInfo,
   now: Date,
-): Promise<void> {
+): Promise<boolean> {
   const existing = await findLinkedProvider(trx, providerId, subject);
   if (existing) {
-    if (existing.userId === userId) return;
+    if (existing.userId === userId) return false;
     throw new FederationError('subject_linked_elsewhere');
   }
   try {
@@ -160,4 +161,5 @@ export async function linkProvider(
     },
     now,
   );
+  return true;
 }

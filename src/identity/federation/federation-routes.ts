@@ -18,7 +18,7 @@ import type { SecurityNotifications } from '../notifications/security-notificati
 import { browserNameOf } from '../sessions/browser-name.js';
 import { bindDeviceAtSignIn } from '../sessions/bind-device.js';
 import { readDeviceCookie, setDeviceCookie } from '../sessions/device-bindings.js';
-import type { User } from '../users/user.js';
+import { findUserById, type User } from '../users/user.js';
 import { completeSignIn } from '../sessions/complete-sign-in.js';
 import type { MainAuthSigning } from '../sessions/main-auth-tokens.js';
 import { setRefreshCookie } from '../sessions/refresh-cookie.js';
@@ -225,6 +225,7 @@ export class Federation {
           ctx.status = 303;
           return ctx.redirect(publicPath(ctx, linkPathOf(interactionUid)));
         }
+        if (signedIn.outcome === 'linked') this.#announceLink(signedIn.user);
         if (signedIn.device.newDeviceSecret) setDeviceCookie(ctx, signedIn.device.newDeviceSecret);
         if (signedIn.device.firstOnDevice && signedIn.outcome !== 'created') {
           this.#announceNewDevice(signedIn.device.firstOnDevice, ctx, now);
@@ -295,9 +296,10 @@ export class Federation {
     federationCookies.clearPendingLink(ctx, uid);
     if (!link.agreed) return undefined;
     try {
-      await this.deps.db.transaction((trx) =>
+      const added = await this.deps.db.transaction((trx) =>
         linkProvider(trx, userId, link.provider, link.subject, requestInfo(ctx), now),
       );
+      if (added) await this.#announceLinkTo(userId);
       return undefined;
     } catch (error) {
       if (error instanceof FederationError) return { error, provider: link.provider };
@@ -343,6 +345,7 @@ export class Federation {
     });
     if (result.kind === 'confirm_link') return this.#fail(ctx, new FederationError('sign_in_first'), context);
     const { tokens } = result;
+    if (result.outcome === 'linked') this.#announceLink(result.user);
     setRefreshCookie(ctx, apiPrefix, tokens.refreshToken.value, tokens.refreshToken.expiresAt, now);
     if (tokens.newDeviceSecret) setDeviceCookie(ctx, tokens.newDeviceSecret);
     if (tokens.newDeviceFor && result.outcome !== 'created')
@@ -398,15 +401,16 @@ export class Federation {
   ): Promise<void> {
     const { db, clock } = this.deps;
     const now = clock.now();
-    await db.transaction(async (trx) => {
+    const added = await db.transaction(async (trx) => {
       // The user's row is the lock every change of sign-in methods takes (unlink checks "the last one").
       const user: { status: string } | undefined = await trx('users')
         .where({ id: userId })
         .forUpdate()
         .first('status');
       if (user?.status !== 'active') throw new FederationError('account_disabled');
-      await linkProvider(trx, userId, provider.id, identity.subject, requestInfo(ctx), now);
+      return linkProvider(trx, userId, provider.id, identity.subject, requestInfo(ctx), now);
     });
+    if (added) await this.#announceLinkTo(userId);
     this.deps.logger.info({ provider: provider.id, userId }, 'provider linked from the security settings');
     ctx.status = 303;
     ctx.redirect(publicPath(ctx, returnTo));
@@ -450,6 +454,7 @@ export class Federation {
       return { ...outcome, proof };
     });
     if (result.kind === 'confirm_link') return this.#fail(ctx, new FederationError('sign_in_first'), context);
+    if (result.outcome === 'linked') this.#announceLink(result.user);
     // The proof goes to this browser only: the step is taken with it (federation-step-results.ts).
     const back = `${returnTo}${returnTo.includes('?') ? '&' : '?'}${new URLSearchParams({ oauth_proof: result.proof })}`;
     ctx.status = 303;
@@ -510,6 +515,20 @@ export class Federation {
       },
       now,
     );
+  }
+
+  /**
+   * Tells the owner, once committed, that a provider account became a way into theirs (ASVS 6.3.7):
+   * linked from the security settings, by a link they agreed to, or because the provider vouched for
+   * the account's email or phone. An intruder's link outlives a password reset; the owner must know.
+   */
+  #announceLink(user: User) {
+    this.deps.notifications.notify(user, { kind: 'auth_method_added', method: 'oauth_provider' });
+  }
+
+  async #announceLinkTo(userId: string) {
+    const user = await findUserById(this.deps.db, userId);
+    if (user) this.#announceLink(user);
   }
 
   #announceNewDevice(user: User, ctx: Context, now: Date) {

@@ -4,6 +4,8 @@ import { auditEventTypes, writeAuditEvent } from '../audit/audit-log.js';
 import type { RequestInfo } from '../auth-flow/step.js';
 import { loadUserMethodStates } from '../auth-methods/user-method-states.js';
 import { isUuid } from '../uuid.js';
+import type { SecurityNotifications } from '../notifications/security-notifications.js';
+import { findUserById } from '../users/user.js';
 import type { OAuthProviderRegistry } from './oauth-provider-registry.js';
 
 /** A provider account linked to the user, as the security settings show it. */
@@ -24,6 +26,7 @@ export class LinkedProviders {
   constructor(
     private readonly db: Database,
     private readonly registry: OAuthProviderRegistry,
+    private readonly notifications: SecurityNotifications,
   ) {}
 
   async list(
@@ -54,7 +57,7 @@ export class LinkedProviders {
   ): Promise<{ provider: string }> {
     const notLinked = new ApiError(404, 'not_linked', 'There is no such linked provider.');
     if (!isUuid(linkId)) throw notLinked;
-    return this.db.transaction(async (trx) => {
+    const unlinked = await this.db.transaction(async (trx) => {
       // The user's row is the lock every change of sign-in methods takes: two parallel unlinks can't
       // each leave the other as "the last one".
       await trx('users').where({ id: userId }).forUpdate().first('id');
@@ -92,5 +95,9 @@ export class LinkedProviders {
       );
       return { provider: link.provider };
     });
+    // Told once committed, like every removed sign-in method (ASVS 6.3.7).
+    const user = await findUserById(this.db, userId);
+    if (user) this.notifications.notify(user, { kind: 'auth_method_removed', method: 'oauth_provider' });
+    return unlinked;
   }
 }
