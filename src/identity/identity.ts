@@ -188,6 +188,7 @@ export async function createIdentity(deps: IdentityDeps): Promise<Identity> {
     logger,
     issuer: config.issuer,
     signing,
+    sessionPolicy,
     apiPrefix: identityApiPrefix,
     brand: config.brand ?? brandFrom({}),
   });

@@ -94,8 +94,7 @@ export function linkedProviderRoutes(deps: LinkedProviderRouteDependencies): Ide
         },
       },
       async (ctx, body) => {
-        const userId = activeSessionOf(ctx).userId;
-        const url = await deps.federation.beginLink(ctx, body.provider, userId, body.returnTo);
+        const url = await deps.federation.beginLink(ctx, body.provider, activeSessionOf(ctx), body.returnTo);
         ctx.set('Cache-Control', 'no-store');
         ctx.body = { authorizationUrl: url.href };
       },

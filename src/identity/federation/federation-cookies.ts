@@ -28,6 +28,8 @@ const attemptSchema = z.object({
   lang: z.string().max(20).optional(),
   /** Links the provider account to this signed-in user (security settings) instead of signing in. */
   linkUserId: z.string().optional(),
+  /** The main-auth session that asked for the link: it must still be live when the provider answers. */
+  linkSessionId: z.string().optional(),
   /** The funnel's `oauth` step this sign-in answers (the token its flow holds). */
   stepToken: z.string().optional(),
   expiresAt: z.number(),

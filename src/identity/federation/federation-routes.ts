@@ -20,6 +20,8 @@ import { bindDeviceAtSignIn } from '../sessions/bind-device.js';
 import { readDeviceCookie, setDeviceCookie } from '../sessions/device-bindings.js';
 import { findUserById, type User } from '../users/user.js';
 import { completeSignIn } from '../sessions/complete-sign-in.js';
+import type { SessionPolicy } from '../sessions/session-policy.js';
+import { findActiveSession } from '../sessions/sessions.js';
 import type { MainAuthSigning } from '../sessions/main-auth-tokens.js';
 import { setRefreshCookie } from '../sessions/refresh-cookie.js';
 import { identifiedUserOfOAuthStep } from '../auth-flow/flow-session.js';
@@ -44,6 +46,8 @@ export interface FederationDependencies {
   issuer: string;
   /** Main-auth sessions: a sign-in started outside an OIDC interaction (the /:lang/auth page) ends in one. */
   signing: MainAuthSigning;
+  /** When a main-auth session has ended (a link from the security settings needs its session live). */
+  sessionPolicy: SessionPolicy;
   apiPrefix: string;
   /** The pages' brand (the "signed in" page of a sign-in with no place to return to). */
   brand: Brand;
@@ -191,7 +195,7 @@ export class Federation {
             ctx,
             client.provider,
             identity,
-            attempt.linkUserId,
+            { userId: attempt.linkUserId, sessionId: attempt.linkSessionId },
             attempt.returnTo ?? '/',
           );
         if (attempt.stepToken !== undefined)
@@ -367,9 +371,16 @@ export class Federation {
    * Linking a provider from the security settings (`POST /security/linked-providers`): the attempt of a
    * signed-in user, bound to this browser by the attempt cookie the request set. Answers the address to
    * send the browser to. The account rules don't run: the provider account is attached to this user, or
-   * refused when linked to another account (`subject_linked_elsewhere`).
+   * refused when linked to another account (`subject_linked_elsewhere`). The link is made only while the
+   * session that asked for it is live: one ended meanwhile (a password change or reset, "sign out
+   * everywhere", a logout) was ended to shut someone out, and must not hand them a way back in.
    */
-  async beginLink(ctx: Context, providerId: string, userId: string, returnTo: string): Promise<URL> {
+  async beginLink(
+    ctx: Context,
+    providerId: string,
+    session: { id: string; userId: string },
+    returnTo: string,
+  ): Promise<URL> {
     const client = this.#clients.get(providerId);
     if (!client) throw new ApiError(404, 'unknown_provider', 'There is no such sign-in provider here.');
     let request;
@@ -386,7 +397,8 @@ export class Federation {
       ...request.checks,
       returnTo,
       lang: this.language(ctx),
-      linkUserId: userId,
+      linkUserId: session.userId,
+      linkSessionId: session.id,
       expiresAt: this.deps.clock.now().getTime() + attemptLifetimeMs,
     });
     return request.url;
@@ -396,11 +408,12 @@ export class Federation {
     ctx: Context,
     provider: OAuthProvider,
     identity: UpstreamIdentity,
-    userId: string,
+    asked: { userId: string; sessionId: string | undefined },
     returnTo: string,
   ): Promise<void> {
     const { db, clock } = this.deps;
     const now = clock.now();
+    const { userId } = asked;
     const added = await db.transaction(async (trx) => {
       // The user's row is the lock every change of sign-in methods takes (unlink checks "the last one").
       const user: { status: string } | undefined = await trx('users')
@@ -408,6 +421,11 @@ export class Federation {
         .forUpdate()
         .first('status');
       if (user?.status !== 'active') throw new FederationError('account_disabled');
+      // Locked: an end of the session racing this link either committed before (not found) or waits.
+      const session = asked.sessionId
+        ? await findActiveSession(trx, asked.sessionId, this.deps.sessionPolicy, now, { lock: true })
+        : undefined;
+      if (session?.userId !== userId) throw new FederationError('expired_attempt');
       return linkProvider(trx, userId, provider.id, identity.subject, requestInfo(ctx), now);
     });
     if (added) await this.#announceLinkTo(userId);

@@ -120,19 +120,24 @@ export async function insertSession(db: Queryable, session: NewSession, now: Dat
   return created;
 }
 
-/** The session if it is live: not revoked, not expired, not idle longer than the policy allows. */
+/**
+ * The session if it is live: not revoked, not expired, not idle longer than the policy allows.
+ * `lock`: in a transaction, keeps the row from being revoked until it commits (a revocation racing the
+ * caller then waits for it, or has committed and the session is not found).
+ */
 export async function findActiveSession(
   db: Queryable,
   sessionId: string,
   policy: SessionPolicy,
   now: Date,
+  options: { lock?: boolean } = {},
 ): Promise<Session | undefined> {
   if (!isUuid(sessionId)) return undefined;
-  const row: SessionRow | undefined = await db('sessions')
+  const query = db('sessions')
     .where({ id: sessionId, is_revoked: false })
     .where('expires_at', '>', now)
-    .where('last_activity_at', '>', idleCutoff(policy, now))
-    .first();
+    .where('last_activity_at', '>', idleCutoff(policy, now));
+  const row: SessionRow | undefined = await (options.lock ? query.forShare() : query).first();
   return row ? fromRow(row) : undefined;
 }
 

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestUser, uniqueEmail } from '../../support/fixtures.js';
 import { freePort } from '../../support/free-port.js';
-import { HttpBrowser } from '../../support/http-browser.js';
+import { HttpBrowser, pageText } from '../../support/http-browser.js';
 import { startTestService, type TestService } from '../../support/test-service.js';
 import {
   startUpstreamProvider,
@@ -129,5 +129,49 @@ describe('the owner is told when a provider account becomes a way into theirs', 
     // The next sign-in with the linked account adds nothing: nothing more to tell.
     await signInThroughUpstream(account);
     expect(noticesTo(owner.email!)).toHaveLength(1);
+  });
+});
+
+describe('a link begun by a session links nothing once that session has ended', () => {
+  it('the owner changed the password meanwhile (every other session signed out)', async () => {
+    const owner = await createTestUser(db());
+    // Someone holding a session of the owner's (and the password, for the re-authentication) begins a link.
+    const intruder = await identity.login(owner.email!, owner.password);
+    const browser = new HttpBrowser(service.issuer);
+    const authorizationUrl = await beginLink(browser, intruder.accessToken);
+
+    // The owner notices and changes the password: every other session of the account ends.
+    const ownerLogin = await identity.login(owner.email!, owner.password);
+    const changed = await identity.post(
+      '/auth/password/change',
+      {
+        currentPassword: owner.password,
+        newPassword: 'a brand new passphrase of mine',
+        newPasswordConfirmation: 'a brand new passphrase of mine',
+      },
+      { token: ownerLogin.accessToken },
+    );
+    expect(changed.status, JSON.stringify(changed.body)).toBe(200);
+
+    // The intruder's trip through the provider comes back afterwards: no way in is added.
+    const account = newUpstreamAccount({ email: uniqueEmail('intruder'), email_verified: false });
+    const landed = await throughUpstream(browser, authorizationUrl, account);
+    expect(landed.status).toBe(400);
+    expect(pageText(landed, 'error-code')).toBe('expired_attempt');
+    expect(await linkedMethods(account.sub)).toEqual([]);
+  });
+
+  it('the session was signed out', async () => {
+    const owner = await createTestUser(db());
+    const login = await identity.login(owner.email!, owner.password);
+    const browser = new HttpBrowser(service.issuer);
+    const authorizationUrl = await beginLink(browser, login.accessToken);
+    const loggedOut = await identity.post('/auth/logout', undefined, { cookie: login.refreshCookie });
+    expect(loggedOut.status).toBe(200);
+
+    const account = newUpstreamAccount();
+    const landed = await throughUpstream(browser, authorizationUrl, account);
+    expect(pageText(landed, 'error-code')).toBe('expired_attempt');
+    expect(await linkedMethods(account.sub)).toEqual([]);
   });
 });
