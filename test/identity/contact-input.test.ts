@@ -20,5 +20,7 @@ describe('email or phone as people type them', () => {
     expect(parseIdentifier('8 123')).toBeUndefined();
     expect(parseIdentifier('hello')).toBeUndefined();
     expect(parseIdentifier(' Name@Example.COM ')).toEqual({ kind: 'email', value: 'name@example.com' });
+    // Lower-cased only once judged: the Kelvin sign would otherwise become an ASCII k.
+    expect(parseIdentifier('\u212Aate@example.com')).toBeUndefined();
   });
 });

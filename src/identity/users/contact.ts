@@ -6,13 +6,16 @@ import { defaults } from '../../defaults.js';
  * Email and phone as users type them, and as we store them: email trimmed and lower-cased, phone in
  * E.164 (+ and 8-15 digits; spaces, dashes, dots and parentheses dropped; a national number read as
  * one of the default country).
+ *
+ * The address is judged before it is lower-cased: Unicode lower-casing turns the Kelvin sign (U+212A)
+ * into an ASCII "k", so "\u212Aate@example.com", another mailbox that a provider may have confirmed,
+ * would become kate@example.com and match (or be taken for) kate's account. Only ASCII addresses pass.
  */
 export const emailSchema = z
   .string()
   .trim()
   .max(320)
-  .toLowerCase()
-  .pipe(z.email({ message: 'must be an email address' }));
+  .pipe(z.email({ message: 'must be an email address' }).toLowerCase());
 
 /**
  * A number without `+` is a national number as people type it (`8 916 123-45-67`, `(916) 123 45 67`):

@@ -175,3 +175,29 @@ describe('a link begun by a session links nothing once that session has ended', 
     expect(await linkedMethods(account.sub)).toEqual([]);
   });
 });
+
+describe('a provider’s address is matched only as written', () => {
+  it('an address with the Kelvin sign (K) is not the account whose address has a k there', async () => {
+    // U+212A lower-cases to an ASCII "k": a mailbox the provider confirmed is not the owner's.
+    const owner = await createTestUser(db(), {
+      email: `kate-${crypto.randomBytes(4).toString('hex')}@example.com`,
+    });
+    const lookalike = `\u212A${owner.email!.slice(1)}`;
+    const account = newUpstreamAccount({ email: lookalike, email_verified: true });
+    expect((await signInThroughUpstream(account)).url).toBe(`${service.issuer}/en/auth`);
+
+    const [link] = await linkedMethods(account.sub);
+    expect(link.user_id).not.toBe(owner.id);
+    // The new account keeps no address that could be taken for the owner's.
+    expect(await db()('users').where({ id: link.user_id }).first('email')).toEqual({ email: null });
+  });
+
+  it('the API refuses such an address as an identifier', async () => {
+    const started = await identity.start('registration');
+    const refused = await identity.step(started.sessionId, 'phone-email', {
+      identifier: '\u212Aate@example.com',
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toBe('invalid_identifier');
+  });
+});
