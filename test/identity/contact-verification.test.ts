@@ -108,12 +108,24 @@ describe('POST /auth/verify/send and /auth/verify/confirm', () => {
     expect(reset).toMatchObject({ status: 400, body: { error: 'invalid_code' } });
   });
 
-  it("refuses another account's contact, and an already confirmed one", async () => {
+  it("refuses another account's contact once the code proved it, and an already confirmed one", async () => {
     const other = await createTestUser(service.service.db);
     const { user, call } = await signedIn();
-    expect((await call('/auth/verify/send', { identifier: other.email })).body).toMatchObject({
-      error: 'identifier_taken',
+    // Asking tells nothing about who has an account: the same answer as for an address nobody has.
+    const free = await call('/auth/verify/send', { identifier: uniqueEmail('free') });
+    const taken = await call('/auth/verify/send', { identifier: other.email });
+    expect(taken.status).toBe(free.status);
+    expect(Object.keys(taken.body)).toEqual(Object.keys(free.body));
+    expect(taken.body).toMatchObject({ status: 'code_sent' });
+    // Only whoever reads the address learns that another account has it.
+    const refused = await call('/auth/verify/confirm', {
+      identifier: other.email,
+      code: latestCode(other.email!),
     });
+    expect(refused).toMatchObject({ status: 409, body: { error: 'identifier_taken' } });
+    expect(await findUserById(service.service.db, other.id)).toMatchObject({ email: other.email });
+    expect(await findUserById(service.service.db, user.id)).toMatchObject({ email: user.email });
+
     expect((await call('/auth/verify/send', { identifier: user.email })).body).toMatchObject({
       error: 'already_verified',
     });

@@ -46,7 +46,10 @@ export function verificationRoutes(deps: ContactVerificationDeps): IdentityRoute
             description:
               'No valid main-auth access token, its session has ended, or reauthentication_required',
           },
-          409: { description: 'identifier_taken or already_verified' },
+          409: {
+            description:
+              'already_verified (whether another account has the contact is said only by /auth/verify/confirm)',
+          },
           429: { description: 'Rate or code-sending limit: Retry-After' },
           502: { description: 'The transport could not take the message' },
         },
@@ -80,7 +83,7 @@ export function verificationRoutes(deps: ContactVerificationDeps): IdentityRoute
           },
           400: { description: 'invalid_code (details.attemptsLeft) or invalid input' },
           401: { description: 'No valid main-auth access token, or its session has ended' },
-          409: { description: 'identifier_taken' },
+          409: { description: 'identifier_taken: another account has this contact (the code proved it)' },
           410: { description: 'code_expired' },
         },
       },

@@ -5,7 +5,7 @@ import { maskedContact } from '../notifications/masked-contact.js';
 import { primaryContactOf, type SecurityNotifications } from '../notifications/security-notifications.js';
 import { requireIdentifier } from '../passwords/password-reset.js';
 import type { Identifier } from '../users/contact.js';
-import { findUserById, findUserByIdentifier, type User } from '../users/user.js';
+import { findUserById, type User } from '../users/user.js';
 import { setVerifiedContact } from './verified-contact-record.js';
 import {
   checkVerificationCode,
@@ -42,8 +42,10 @@ const identifierTaken = () =>
 
 /**
  * Adding (or confirming) an email or phone on one's own account, step 1: a contact_verify code sent to
- * it. Refused when another account has it and when it is already confirmed here. (The route asks for a
- * recent authentication first: a contact is where password resets go.)
+ * it. Refused when it is already confirmed here. Whether another account has it is not said here (any
+ * signed-in user could ask about address after address): the code goes out all the same, and only
+ * whoever reads it learns, at the confirmation, that the contact is taken (as in registration). (The
+ * route asks for a recent authentication first: a contact is where password resets go.)
  */
 export async function sendContactVerification(
   deps: VerificationDeps,
@@ -57,8 +59,6 @@ export async function sendContactVerification(
     `${requester.ip}|${identifier.value}`,
   );
   const user = await activeUser(deps, requester.userId);
-  const owner = await findUserByIdentifier(deps.db, identifier);
-  if (owner && owner.id !== user.id) throw identifierTaken();
   const current = currentContact(user, identifier);
   if (current.value === identifier.value && current.verified) {
     throw new ApiError(409, 'already_verified', 'This contact is already confirmed on your account.');
@@ -74,7 +74,8 @@ export async function sendContactVerification(
 
 /**
  * Step 2: the code. The contact becomes the user's confirmed email or phone (replacing the previous
- * one), in one transaction with the code's redemption and identity.contact.verified. Then the owner is
+ * one; 409 `identifier_taken` when another account has it, told only now that the code proved it), in
+ * one transaction with the code's redemption and identity.contact.verified. Then the owner is
  * told where it matters: a replaced contact at that previous contact (it is where the real owner still
  * reads), an added one at the account's other confirmed contact.
  */
