@@ -286,8 +286,10 @@ export class Federation {
   /**
    * Called when the login funnel of an interaction has signed a person in: a link they agreed to is
    * made now that they proved they own the account (in one transaction; refused when the provider
-   * account was meanwhile linked to another account). Answers the error page to show instead of
-   * finishing, if any.
+   * account was meanwhile linked to another account). Only to the account the confirmation screen
+   * named: a person who signs in to another one links nothing (the provider round trip may not have
+   * been theirs: a login forged at the provider). Answers the error page to show instead of finishing,
+   * if any.
    */
   async completePendingLink(
     ctx: Context,
@@ -298,7 +300,7 @@ export class Federation {
     const link = federationCookies.readPendingLink(ctx, uid, now);
     if (!link) return undefined;
     federationCookies.clearPendingLink(ctx, uid);
-    if (!link.agreed) return undefined;
+    if (!link.agreed || link.candidateUserId !== userId) return undefined;
     try {
       const added = await this.deps.db.transaction((trx) =>
         linkProvider(trx, userId, link.provider, link.subject, requestInfo(ctx), now),

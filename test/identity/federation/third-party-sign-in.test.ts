@@ -202,6 +202,22 @@ describe('sign-in through a third-party OpenID Connect provider', () => {
     expect(await linkedMethods(account.sub)).toMatchObject([{ user_id: existing.id }]);
   });
 
+  it('an agreed link is made only to the account it named: signing in to another links nothing', async () => {
+    const named = await createTestUser(db());
+    const other = await createTestUser(db());
+    const account = newUpstreamAccount(upstream, { email: named.email!, email_verified: false });
+    const round = await throughUpstream({ account: account.sub });
+    const confirm = await round.browser.navigate(round.callbackUrl);
+    const login = await round.browser.submit(confirm, { decision: 'link' });
+    const password = await round.browser.submit(login, { identifier: other.email! });
+    const tokens = await tokensFrom(
+      await round.browser.submit(password, { password: other.password }),
+      round,
+    );
+    expect(tokens.claims()!.sub).toBe(other.id);
+    expect(await linkedMethods(account.sub)).toEqual([]);
+  });
+
   it('the person who does not agree signs in without a link', async () => {
     const existing = await createTestUser(db());
     const account = newUpstreamAccount(upstream, { email: existing.email!, email_verified: false });
