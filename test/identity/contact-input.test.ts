@@ -14,6 +14,14 @@ describe('email or phone as people type them', () => {
     }
   });
 
+  it('gives one number one spelling: a trunk prefix written after the country code is dropped', () => {
+    // Two spellings of one phone would be two accounts (and two lockout ladders) for it.
+    expect(parseIdentifier('+7 8 916 123-45-67')).toEqual({ kind: 'phone', value: '+79161234567' });
+    expect(parseIdentifier('+49 0151 1234567')).toEqual({ kind: 'phone', value: '+491511234567' });
+    // A number no numbering plan knows stays as written (test ranges, new plans).
+    expect(parseIdentifier('+1 555 000 0000')).toEqual({ kind: 'phone', value: '+15550000000' });
+  });
+
   it('takes international numbers as written, and refuses what is no number', () => {
     expect(parseIdentifier('+1 (415) 555-0123')).toEqual({ kind: 'phone', value: '+14155550123' });
     expect(parseIdentifier('+7 916 123-45-67')).toEqual({ kind: 'phone', value: '+79161234567' });

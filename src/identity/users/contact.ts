@@ -21,11 +21,14 @@ export const emailSchema = z
  * A number without `+` is a national number as people type it (`8 916 123-45-67`, `(916) 123 45 67`):
  * libphonenumber-js reads it with the trunk prefix and the rules of the default country
  * (defaults.phoneDefaultCountry) and gives its E.164 form, or nothing when it is not a valid number
- * there. A number with `+` is taken as written.
+ * there. A number with `+` gets its E.164 form too when it is a valid number (`+7 8 916…`, with the
+ * trunk prefix after the country code, is `+7916…`: one phone, one spelling, one account); one no
+ * numbering plan knows is taken as written.
  */
 function internationalForm(value: string): string {
-  if (value.startsWith('+')) return value;
-  const parsed = parsePhoneNumberFromString(value, defaults.phoneDefaultCountry as CountryCode);
+  const parsed = value.startsWith('+')
+    ? parsePhoneNumberFromString(value)
+    : parsePhoneNumberFromString(value, defaults.phoneDefaultCountry as CountryCode);
   return parsed?.isValid() ? parsed.number : value;
 }
 
