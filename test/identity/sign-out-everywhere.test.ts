@@ -86,7 +86,7 @@ async function beginSignInsElsewhere(user: { id: string; email: string | null; p
   expect(inbound.status).toBe(201);
   const { login_token: loginToken } = (await inbound.json()) as { login_token: string };
 
-  const qr = await createQrLoginRequest(db, clock.now());
+  const qr = await createQrLoginRequest(db, clock.now(), { ip: uniqueIp(), userAgent: 'test' });
   const approved = await callIdentityApi(
     service,
     '/auth/qr/approve',

@@ -1,20 +1,75 @@
 import { randomSecret, sha256 } from '../../crypto/digest.js';
 import type { Queryable } from '../../db/database.js';
+import type { RequestInfo } from '../../http/request-info.js';
 
 /** How long a QR code can be approved and used. */
 export const qrLoginLifetimeSeconds = 120;
 
 export type QrLoginStatus = 'pending' | 'approved' | 'used' | 'expired';
 
-/** A new QR sign-in request: its token (256 random bits) goes into the code; only its hash is kept. */
+/** The longest user agent kept for a request (the column's length). */
+const maxUserAgentLength = 512;
+
+/**
+ * A new QR sign-in request: its token (256 random bits) goes into the code; only its hash is kept, with
+ * the user agent and IP address of the device that shows the code (`requester`), for the approving
+ * device to see who is asking.
+ */
 export async function createQrLoginRequest(
   db: Queryable,
   now: Date,
+  requester: Pick<RequestInfo, 'ip' | 'userAgent'>,
 ): Promise<{ token: string; expiresAt: Date }> {
   const token = randomSecret(32);
   const expiresAt = new Date(now.getTime() + qrLoginLifetimeSeconds * 1000);
-  await db('qr_login_requests').insert({ token_hash: sha256(token), expires_at: expiresAt, created_at: now });
+  await db('qr_login_requests').insert({
+    token_hash: sha256(token),
+    expires_at: expiresAt,
+    created_at: now,
+    requester_user_agent: requester.userAgent.slice(0, maxUserAgentLength) || null,
+    requester_ip: requester.ip || null,
+  });
   return { token, expiresAt };
+}
+
+/** The device that showed a QR code, as its approver sees it. */
+export interface QrLoginRequester {
+  status: QrLoginStatus;
+  /** Empty when the request recorded none (made before it was kept, or sent without one). */
+  userAgent: string;
+  ip: string;
+  requestedAt: Date;
+}
+
+/** Who asked for a QR sign-in and its state; undefined when there is no such request. */
+export async function qrLoginRequester(
+  db: Queryable,
+  token: string,
+  now: Date,
+): Promise<QrLoginRequester | undefined> {
+  const row = (await db('qr_login_requests')
+    .where({ token_hash: sha256(token) })
+    .first('status', 'expires_at', 'created_at', 'requester_user_agent', 'requester_ip')) as
+    | {
+        status: QrLoginStatus;
+        expires_at: Date;
+        created_at: Date;
+        requester_user_agent: string | null;
+        requester_ip: string | null;
+      }
+    | undefined;
+  if (!row) return undefined;
+  return {
+    status: statusOf(row, now),
+    userAgent: row.requester_user_agent ?? '',
+    ip: row.requester_ip ?? '',
+    requestedAt: new Date(row.created_at),
+  };
+}
+
+function statusOf(row: { status: QrLoginStatus; expires_at: Date }, now: Date): QrLoginStatus {
+  if (row.status !== 'used' && new Date(row.expires_at) <= now) return 'expired';
+  return row.status;
 }
 
 export async function qrLoginStatus(
@@ -25,9 +80,7 @@ export async function qrLoginStatus(
   const row = (await db('qr_login_requests')
     .where({ token_hash: sha256(token) })
     .first('status', 'expires_at')) as { status: QrLoginStatus; expires_at: Date } | undefined;
-  if (!row) return undefined;
-  if (row.status !== 'used' && new Date(row.expires_at) <= now) return 'expired';
-  return row.status;
+  return row ? statusOf(row, now) : undefined;
 }
 
 /**

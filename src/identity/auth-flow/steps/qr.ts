@@ -30,7 +30,8 @@ export function createQrStep(deps: { issuer: string }): AuthFlowStep<Record<stri
     authenticates: true,
     input: z.object({}).passthrough(),
     async prepare(context) {
-      const { token } = await createQrLoginRequest(context.db, context.clock.now());
+      // The device asking (this request's browser and address), for the approving device to show.
+      const { token } = await createQrLoginRequest(context.db, context.clock.now(), context.request);
       return { tempData: { qrToken: token } };
     },
     async run(context) {
