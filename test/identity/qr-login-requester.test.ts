@@ -1,0 +1,115 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { replaceFunnel } from '../../src/identity/auth-flow/funnel-steps.js';
+import { createTestUser } from '../support/fixtures.js';
+import { mainAuthTokenFor } from '../support/identity-api-client.js';
+import { startTestService, type TestService } from '../support/test-service.js';
+import { IdentityClient, MovableClock, randomIp } from './support/identity-client.js';
+
+/**
+ * POST /auth/qr/request: before approving a QR sign-in, the signed-in device learns which device asks
+ * (its browser, IP address and when it showed the code), so a link someone else sent is recognisable.
+ */
+
+let service: TestService;
+let client: IdentityClient;
+const clock = new MovableClock();
+
+const chromeOnWindows =
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+const safariOnIphone =
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
+
+beforeAll(async () => {
+  service = await startTestService({ env: { TRUST_PROXY: 'true' }, clock });
+  client = new IdentityClient(service);
+  await replaceFunnel(
+    service.service.db,
+    'login',
+    [{ stepId: 'qr', mandatory: true, order: 10 }],
+    clock.now(),
+  );
+});
+afterAll(() => service?.close());
+
+/** A device (the attacker's, say) shows a QR code: the flow's first screen carries its token. */
+async function showCode(requester: { ip: string; userAgent: string }) {
+  const shownAt = clock.now();
+  const started = await client.start('login', requester);
+  const token = (started.screen[0]!.data!.qr as { token: string }).token;
+  return { token, sessionId: started.sessionId, shownAt };
+}
+
+/** The signed-in phone that opened the code's link, from its own address and browser. */
+async function approver() {
+  const user = await createTestUser(service.service.db);
+  const accessToken = await mainAuthTokenFor(service, user.id);
+  const options = { token: accessToken, ip: randomIp(), userAgent: safariOnIphone };
+  return {
+    describe: (token: string) => client.post('/auth/qr/request', { token }, options),
+    approve: (token: string) => client.post('/auth/qr/approve', { token }, options),
+  };
+}
+
+describe('POST /auth/qr/request', () => {
+  it('names the device that showed the code, not the one asking about it', async () => {
+    const code = await showCode({ ip: '203.0.113.77', userAgent: chromeOnWindows });
+    const phone = await approver();
+
+    const described = await phone.describe(code.token);
+    expect(described.status, JSON.stringify(described.body)).toBe(200);
+    expect(described.body).toEqual({
+      status: 'pending',
+      browser: 'Chrome on Windows',
+      ip: '203.0.113.77',
+      requestedAt: expect.any(String),
+    });
+    const requestedAt = new Date(described.body.requestedAt as string).getTime();
+    expect(Math.abs(requestedAt - code.shownAt.getTime())).toBeLessThan(5000);
+    expect(described.headers.get('cache-control')).toBe('no-store');
+
+    // The waiting page (no sign-in needed) learns nothing of the requester: the state alone. And
+    // describing approves nothing; approving still works afterwards.
+    const status = await client.post('/auth/qr/status', { token: code.token }, { ip: randomIp() });
+    expect(status).toMatchObject({ status: 200, body: { status: 'pending' } });
+    expect(Object.keys(status.body)).toEqual(['status']);
+    expect((await phone.approve(code.token)).status).toBe(200);
+  });
+
+  it('answers only a signed-in user', async () => {
+    const code = await showCode({ ip: '203.0.113.79', userAgent: chromeOnWindows });
+    const anonymous = await client.post('/auth/qr/request', { token: code.token }, { ip: randomIp() });
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.body).not.toHaveProperty('ip');
+  });
+
+  it('answers 404 qr_not_found for a code that does not exist', async () => {
+    const phone = await approver();
+    const unknown = await phone.describe('no-such-code');
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toMatchObject({ error: 'qr_not_found', message: expect.any(String) });
+  });
+
+  it('answers 410 qr_expired once the code expired, or was approved, not who asked', async () => {
+    const phone = await approver();
+    const expiring = await showCode({ ip: '203.0.113.80', userAgent: chromeOnWindows });
+    clock.advance(121 * 1000);
+    const expired = await phone.describe(expiring.token);
+    expect(expired.status).toBe(410);
+    expect(expired.body).toMatchObject({ error: 'qr_expired', message: expect.any(String) });
+    expect(expired.body).not.toHaveProperty('ip');
+    expect(expired.body).not.toHaveProperty('browser');
+
+    const approved = await showCode({ ip: '203.0.113.81', userAgent: chromeOnWindows });
+    expect((await phone.approve(approved.token)).status).toBe(200);
+    expect(await phone.describe(approved.token)).toMatchObject({
+      status: 410,
+      body: { error: 'qr_expired' },
+    });
+  });
+
+  it('refuses a malformed body with 400', async () => {
+    const phone = await approver();
+    const malformed = await phone.describe('');
+    expect(malformed.status).toBe(400);
+  });
+});
