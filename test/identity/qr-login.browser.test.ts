@@ -1,20 +1,41 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replaceFunnel } from '../../src/identity/auth-flow/funnel-steps.js';
 import { launchChromium } from '../support/browser.js';
+import { expectAccessible } from '../support/page-checks.js';
 import { callbackUri, createTestClient, createTestUser } from '../support/fixtures.js';
 import { buildAuthorizationRequest, discover, oidc } from '../support/relying-party.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
+const artifacts = path.resolve('test-artifacts/qr-login');
 let service: TestService;
 let browser: Browser;
 beforeAll(async () => {
-  [service, browser] = await Promise.all([startTestService(), launchChromium()]);
+  fs.mkdirSync(artifacts, { recursive: true });
+  // Behind a trusted proxy, so each browser's X-Forwarded-For is the address the service sees.
+  [service, browser] = await Promise.all([
+    startTestService({ env: { TRUST_PROXY: 'true' } }),
+    launchChromium(),
+  ]);
 });
 afterAll(async () => {
   await browser?.close();
   await service?.close();
 });
+
+/** The waiting computer: its browser and address are what the phone must be shown. */
+const computerDevice = {
+  userAgent:
+    'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
+  ip: '203.0.113.50',
+};
+const phoneDevice = {
+  userAgent:
+    'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1',
+  ip: '198.51.100.23',
+};
 
 const passwordLogin = [
   { stepId: 'phone-email', mandatory: true, order: 10 },
@@ -28,7 +49,10 @@ describe('the qr step, with two browsers', () => {
     await replaceFunnel(db, 'login', passwordLogin, new Date());
 
     // The phone: signed in to the service (its refresh cookie), through the identity API.
-    const phone = await browser.newContext();
+    const phone = await browser.newContext({
+      userAgent: phoneDevice.userAgent,
+      extraHTTPHeaders: { 'x-forwarded-for': phoneDevice.ip },
+    });
     const phonePage = await phone.newPage();
     await phonePage.goto(service.url('/en/reset-password'));
     const signedIn = await phonePage.evaluate(
@@ -61,7 +85,10 @@ describe('the qr step, with two browsers', () => {
     const { client, clientSecret } = await createTestClient(db, { type: 'confidential', firstParty: true });
     const config = await discover(service.issuer, client.clientId, clientSecret);
     const request = await buildAuthorizationRequest(config);
-    const computer = await browser.newContext();
+    const computer = await browser.newContext({
+      userAgent: computerDevice.userAgent,
+      extraHTTPHeaders: { 'x-forwarded-for': computerDevice.ip },
+    });
     await computer.route('http://localhost:8080/**', (route) =>
       route.fulfill({ status: 200, contentType: 'text/html', body: '<h1>relying party</h1>' }),
     );
@@ -73,8 +100,15 @@ describe('the qr step, with two browsers', () => {
     const approveUrl = (await qr.getAttribute('data-approve-url'))!;
     expect(approveUrl.startsWith(`${service.issuer}/qr-approve.html#token=`)).toBe(true);
 
-    // The phone "scans" the code: opens its address and approves.
+    // The phone "scans" the code: opens its address, sees which device asks (the computer's browser and
+    // address, not its own) with the warning, and approves.
     await phonePage.goto(approveUrl);
+    await phonePage.getByTestId('approve-qr').waitFor();
+    expect(await phonePage.getByTestId('qr-requester-browser').textContent()).toBe('Chrome on Windows');
+    expect(await phonePage.getByTestId('qr-requester-ip').textContent()).toBe(computerDevice.ip);
+    expect(await phonePage.getByTestId('qr-requester-time').textContent()).not.toBe('');
+    expect(await phonePage.getByTestId('qr-warning').isVisible()).toBe(true);
+    await expectAccessible(phonePage, artifacts, 'qr-approve-ask');
     await phonePage.getByTestId('approve-qr').click();
     await phonePage.getByTestId('qr-approved').waitFor();
 
@@ -94,11 +128,11 @@ describe('the qr step, with two browsers', () => {
     });
     expect(tokens.claims()!.sub).toBe(user.id);
 
-    // Single use: the same code can't be approved again.
+    // Single use: the same code can't be approved again, nor does it describe its requester any more.
     const again = await phone.newPage();
     await again.goto(approveUrl);
-    await again.getByTestId('approve-qr').click();
     await again.getByTestId('qr-failed').waitFor();
+    expect(await again.getByTestId('approve-qr').isVisible()).toBe(false);
     await replaceFunnel(db, 'login', passwordLogin, new Date());
     await phone.close();
     await computer.close();
