@@ -62,7 +62,15 @@ export function requestEnvelope(parts: RequestEnvelopeParts): Middleware {
       ctx.state.brand = brand;
       try {
         checkRequestHead(ctx);
-        inFlight.admit(ctx);
+        inFlight.admit(ctx, (evicted) => {
+          // Answered now, while the route still waits for the body that will never come.
+          if (!answerUncaught(ctx, evicted)) return;
+          securityHeaders.afterAnswer(ctx);
+          tagAnswerWithRequestId(ctx, context.requestId);
+          const body = typeof ctx.body === 'string' ? ctx.body : JSON.stringify(ctx.body);
+          ctx.res.setHeader('Content-Length', Buffer.byteLength(body));
+          ctx.res.end(body);
+        });
         await next();
         const unanswered = unansweredError(ctx, methodsByPath);
         if (unanswered) throw unanswered;

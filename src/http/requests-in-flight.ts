@@ -32,15 +32,38 @@ export class TooManyRequestsHeld extends ApiError {
 }
 
 /**
+ * The 408 of a request that was still waiting for its body when the bound was reached and a newcomer
+ * took its place (RFC 9110 §15.5.9: the server would not wait for the rest of the request).
+ */
+export class RequestBodyNotInTime extends ApiError {
+  constructor() {
+    super(408, 'request_timeout', 'The request body did not arrive in time.');
+  }
+}
+
+/** A request counted under the bound, and how to answer it should it be evicted. */
+interface HeldRequest {
+  ctx: Context;
+  ip: string;
+  evict(): void;
+}
+
+/**
  * Bounds the requests a process holds at once. Each one holds its context and, while its body arrives,
  * the body read so far (up to 64 kB of JSON), on the heap: one client that opened thousands of
  * connections and sent each a request whose body never finished (9,000 of them, a few bytes each)
- * filled the 160 MB heap and the process died, for everyone. Over the bound a request is answered at
- * once with 503 and Retry-After, in its endpoint's shape, without reading its body, and its connection
- * is closed. One address may hold only part of the bound, so a single client can't take it all.
+ * filled the 160 MB heap and the process died, for everyone. Over an address's share a request is
+ * answered at once with 503 and Retry-After, in its endpoint's shape, without reading its body, and
+ * its connection is closed, so a single client can't take the bound.
+ *
+ * At the bound itself, a newcomer takes the place of the request that has waited longest for its body
+ * (answered 408, its connection closed): a few addresses dripping bodies held every place, and every
+ * other client got 503 for as long as they kept dripping. Only when no held request is waiting for its
+ * body (all are being served) is the newcomer refused with 503.
  */
 export class RequestsInFlight {
-  #total = 0;
+  /** In the order they arrived: the first one waiting for its body is the one to evict. */
+  readonly #held = new Set<HeldRequest>();
   readonly #byAddress = new Map<string, number>();
   readonly #warnings: ThrottledWarnings;
 
@@ -52,27 +75,61 @@ export class RequestsInFlight {
     this.#warnings = new ThrottledWarnings(logger, clock);
   }
 
-  /** Counts the request until its answer is sent or its connection closes; throws the 503 over the bound. */
-  admit(ctx: Context): void {
+  /**
+   * Counts the request until its answer is sent or its connection closes; throws the 503 over the
+   * bound. `evict` answers the request (408) should a newcomer take its place while its body is
+   * still arriving.
+   */
+  admit(ctx: Context, evict: (error: RequestBodyNotInTime) => void): void {
     const { ip } = requestInfo(ctx);
-    const held = this.#byAddress.get(ip) ?? 0;
-    if (this.#total >= this.limits.total || held >= this.limits.perAddress) {
+    const fromAddress = this.#byAddress.get(ip) ?? 0;
+    if (fromAddress >= this.limits.perAddress || !this.#placeAtTheBound(ip)) {
       // Close the connection after the answer: its body is never read.
       ctx.res.shouldKeepAlive = false;
       this.#warnings.warn(
         'requests_in_flight_refused',
-        { ip, path: ctx.path, total: this.#total, fromAddress: held },
+        { ip, path: ctx.path, total: this.#held.size, fromAddress },
         'too many requests held at once; answered 503',
       );
       throw new TooManyRequestsHeld();
     }
-    this.#total += 1;
-    this.#byAddress.set(ip, held + 1);
-    ctx.res.once('close', () => {
-      this.#total -= 1;
-      const left = (this.#byAddress.get(ip) ?? 1) - 1;
-      if (left > 0) this.#byAddress.set(ip, left);
-      else this.#byAddress.delete(ip);
-    });
+    const held: HeldRequest = {
+      ctx,
+      ip,
+      evict: () => {
+        ctx.res.shouldKeepAlive = false;
+        evict(new RequestBodyNotInTime());
+        // Answered, the connection closes once the answer is out; else it goes at once. Either way
+        // the body is never read, and the route waiting for it ends as for a client that left.
+        if (!ctx.res.writableEnded) ctx.req.destroy();
+      },
+    };
+    this.#held.add(held);
+    this.#byAddress.set(ip, fromAddress + 1);
+    ctx.res.once('close', () => this.#release(held));
+  }
+
+  /** Whether there is a place below the bound, evicting the longest wait for a body if need be. */
+  #placeAtTheBound(ip: string): boolean {
+    if (this.#held.size < this.limits.total) return true;
+    for (const held of this.#held) {
+      if (held.ctx.req.complete) continue;
+      this.#release(held);
+      this.#warnings.warn(
+        'requests_in_flight_evicted',
+        { ip: held.ip, path: held.ctx.path, for: ip },
+        'requests held at once at the bound; one waiting for its body answered 408',
+      );
+      held.evict();
+      return true;
+    }
+    return false;
+  }
+
+  #release(held: HeldRequest): void {
+    if (!this.#held.delete(held)) return;
+    const left = (this.#byAddress.get(held.ip) ?? 1) - 1;
+    if (left > 0) this.#byAddress.set(held.ip, left);
+    else this.#byAddress.delete(held.ip);
   }
 }
