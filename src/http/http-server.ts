@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { isJsonApiPath } from './json-api-paths.js';
 import { maxRequestHeadBytes, requestHeadTooLargeMessage } from './request-head.js';
+import { addressBlock } from './request-info.js';
 
 /**
  * The service's HTTP server: Node's, with settings of ours.
@@ -47,7 +48,7 @@ export const connectionsPerAddress = 1024;
 function boundConnectionsPerAddress(server: http.Server, bound: number): void {
   const open = new Map<string, number>();
   server.on('connection', (socket: Socket) => {
-    const address = socket.remoteAddress ?? '';
+    const address = addressBlock(socket.remoteAddress ?? '');
     const held = open.get(address) ?? 0;
     if (held >= bound) {
       socket.destroy();

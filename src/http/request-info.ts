@@ -28,3 +28,29 @@ function clientIp(ctx: Context): string {
   if (net.isIP(ip) !== 0 && !ip.includes('%')) return ip;
   return ctx.req.socket.remoteAddress ?? '';
 }
+
+/**
+ * What per-address bounds count as one client: an IPv4 address, or the /64 an IPv6 address is in.
+ * A host picks any address of its /64 at will (SLAAC, RFC 8981 temporary addresses), so counted per
+ * address, one client with one IPv6 network has 2^64 shares of every per-address bound.
+ */
+export function addressBlock(ip: string): string {
+  if (net.isIPv6(ip)) {
+    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+    if (mapped) return mapped[1]!;
+    const [head = '', tail] = ip.split('::');
+    const headGroups = head ? head.split(':') : [];
+    const tailGroups = tail ? tail.split(':') : [];
+    // An IPv4 address written at the end takes two groups' places.
+    const tailWidth = tailGroups.length + (tailGroups.at(-1)?.includes('.') ? 1 : 0);
+    const groups =
+      tail === undefined
+        ? headGroups
+        : [...headGroups, ...Array<string>(8 - headGroups.length - tailWidth).fill('0'), ...tailGroups];
+    return `${groups
+      .slice(0, 4)
+      .map((group) => parseInt(group, 16).toString(16))
+      .join(':')}::/64`;
+  }
+  return ip;
+}

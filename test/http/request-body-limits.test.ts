@@ -148,6 +148,18 @@ describe('requests held at once', () => {
     expect((await settledStatus('203.0.113.1', 200)).status).toBe(200);
   });
 
+  it('counts an IPv6 client by its /64: another address of it is the same client', async () => {
+    // A host takes any address of its /64 at will: per address, its share had no end.
+    const sockets = ['2001:db8:5:6::1', '2001:db8:5:6::2', '2001:db8:5:6:0:0:0:3'].map(unfinishedBody);
+    try {
+      expect((await settledStatus('2001:db8:5:6:abcd::4', 503)).status).toBe(503);
+      expect((await start('2001:db8:5:7::1')).status).toBe(200);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+    }
+    expect((await settledStatus('2001:db8:5:6::4', 200)).status).toBe(200);
+  });
+
   it('a few addresses holding every place with unfinished bodies keep nobody else out', async () => {
     // Two addresses (of 512 places, 128 each: four) held the whole bound, and every other client got
     // 503 for as long as they dripped their bodies (Node waits 300 s for a request to arrive).
