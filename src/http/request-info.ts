@@ -1,4 +1,5 @@
 import net from 'node:net';
+import ipaddr from 'ipaddr.js';
 import type { Context } from 'koa';
 
 /** Who made a request: what the auth flows and sessions record and the brute-force protection keys on. */
@@ -35,22 +36,11 @@ function clientIp(ctx: Context): string {
  * address, one client with one IPv6 network has 2^64 shares of every per-address bound.
  */
 export function addressBlock(ip: string): string {
-  if (net.isIPv6(ip)) {
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-    if (mapped) return mapped[1]!;
-    const [head = '', tail] = ip.split('::');
-    const headGroups = head ? head.split(':') : [];
-    const tailGroups = tail ? tail.split(':') : [];
-    // An IPv4 address written at the end takes two groups' places.
-    const tailWidth = tailGroups.length + (tailGroups.at(-1)?.includes('.') ? 1 : 0);
-    const groups =
-      tail === undefined
-        ? headGroups
-        : [...headGroups, ...Array<string>(8 - headGroups.length - tailWidth).fill('0'), ...tailGroups];
-    return `${groups
-      .slice(0, 4)
-      .map((group) => parseInt(group, 16).toString(16))
-      .join(':')}::/64`;
-  }
-  return ip;
+  if (!ipaddr.IPv6.isValid(ip)) return ip;
+  const address = ipaddr.IPv6.parse(ip);
+  if (address.isIPv4MappedAddress()) return address.toIPv4Address().toString();
+  return `${address.parts
+    .slice(0, 4)
+    .map((part) => part.toString(16))
+    .join(':')}::/64`;
 }
