@@ -183,6 +183,14 @@ describe('registration profile fields (user_field_definitions)', () => {
         new Date(),
       ),
     ).rejects.toThrow(/regular expression/);
+    // Nested repetition: one almost-matching value would hold the process for seconds.
+    await expect(
+      saveFieldDefinition(
+        db,
+        { key: 'code', title: 'Code', type: 'text', validation: { pattern: '(a+)+$' } },
+        new Date(),
+      ),
+    ).rejects.toThrow(/nest repetition/);
     expect(await db('user_field_definitions').whereIn('key', ['choice', 'code'])).toHaveLength(0);
   });
 });

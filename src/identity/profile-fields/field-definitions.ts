@@ -1,3 +1,4 @@
+import isSafeRegex from 'safe-regex2';
 import { z } from 'zod';
 import type { Queryable } from '../../db/database.js';
 
@@ -23,6 +24,11 @@ export const fieldValidationSchema = z.strictObject({
       },
       { message: 'must be a valid regular expression' },
     )
+    // Run on what people type (up to 2,000 characters): nested repetition such as `(a+)+$` takes
+    // exponential time on a value that almost matches, and would hold the process for everyone.
+    .refine((pattern) => isSafeRegex(pattern), {
+      message: 'must not nest repetition (such as (a+)+): it can take exponential time to match',
+    })
     .optional(),
   minLength: z.number().int().min(0).max(2000).optional(),
   maxLength: z.number().int().min(1).max(2000).optional(),
