@@ -23,6 +23,7 @@ import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { openDatabase, type DatabaseHandle } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
+import { requestFrom } from '../src/http/request-info.js';
 import { assertLoginAllowed, recordLoginSuccess } from '../src/identity/brute-force/login-protection.js';
 import { generateRsaPrivateKeyPem } from '../src/keys/development-secrets.js';
 import { createLogger } from '../src/logger.js';
@@ -151,11 +152,11 @@ async function main() {
     ),
     await load('login-guard', async () => {
       const userId = crypto.randomUUID();
-      const ip = randomIp();
-      const claim = await assertLoginAllowed({ db: service.db, clock: systemClock }, { userId, ip });
+      const from = requestFrom(randomIp(), 'bench');
+      const claim = await assertLoginAllowed({ db: service.db, clock: systemClock }, { userId, ...from });
       await recordLoginSuccess(
         { db: service.db, clock: systemClock },
-        { userId, ip, userAgent: 'bench', method: 'password', claim },
+        { userId, ...from, method: 'password', claim },
       );
       return true;
     }),

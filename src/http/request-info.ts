@@ -4,7 +4,13 @@ import type { Context } from 'koa';
 
 /** Who made a request: what the auth flows and sessions record and the brute-force protection keys on. */
 export interface RequestInfo {
+  /** The client's full address: what records, audit entries, session lists and messages show. */
   ip: string;
+  /**
+   * What every per-address rate limit and lockout counts: `addressBlock(ip)`, an IPv6 client's /64
+   * (it can pick any address in it, RFC 8981).
+   */
+  addressBlock: string;
   userAgent: string;
   /**
    * The device-binding cookie the request presented, for the brute-force protection to recognise a
@@ -21,7 +27,12 @@ export interface RequestInfo {
  * to the connection's peer address.
  */
 export function requestInfo(ctx: Context): RequestInfo {
-  return { ip: clientIp(ctx), userAgent: (ctx.get('user-agent') || '').slice(0, 512) };
+  return requestFrom(clientIp(ctx), (ctx.get('user-agent') || '').slice(0, 512));
+}
+
+/** The RequestInfo of a request from `ip` (e.g. the one a flow recorded when it started). */
+export function requestFrom(ip: string, userAgent: string): RequestInfo {
+  return { ip, addressBlock: addressBlock(ip), userAgent };
 }
 
 function clientIp(ctx: Context): string {

@@ -3,7 +3,7 @@ import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import { ThrottledWarnings } from '../throttled-warnings.js';
 import { ApiError } from './api-error.js';
-import { addressBlock, requestInfo } from './request-info.js';
+import { requestInfo } from './request-info.js';
 
 export interface RequestsInFlightLimits {
   /** Requests the process holds at once, in all. */
@@ -81,7 +81,7 @@ export class RequestsInFlight {
    * still arriving.
    */
   admit(ctx: Context, evict: (error: RequestBodyNotInTime) => void): void {
-    const ip = addressBlock(requestInfo(ctx).ip);
+    const ip = requestInfo(ctx).addressBlock;
     const fromAddress = this.#byAddress.get(ip) ?? 0;
     if (fromAddress >= this.limits.perAddress || !this.#placeAtTheBound(ip)) {
       // Close the connection after the answer: its body is never read.

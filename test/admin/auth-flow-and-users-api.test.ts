@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/http/api-error.js';
+import { addressBlock, requestFrom } from '../../src/http/request-info.js';
 import { listAuditEvents } from '../../src/identity/audit/audit-log.js';
 import { assertLoginAllowed, recordLoginFailure } from '../../src/identity/brute-force/login-protection.js';
 import { bearerCall } from '../support/bearer-call.js';
@@ -40,10 +41,15 @@ async function loginStatus(identifier: string, password: string, ip = '203.0.113
       started.session.id,
       'phone-email',
       { identifier },
-      { ip, userAgent },
+      requestFrom(ip, userAgent),
     );
     if (identified.status !== 'in_progress') throw new Error('expected the password step');
-    const done = await flows.submit(identified.session.id, 'password', { password }, { ip, userAgent });
+    const done = await flows.submit(
+      identified.session.id,
+      'password',
+      { password },
+      requestFrom(ip, userAgent),
+    );
     return done.status === 'completed' ? 200 : 0;
   } catch (error) {
     if (error instanceof ApiError) return error.status;
@@ -195,7 +201,14 @@ describe('admin API: users', () => {
     const ip = '203.0.113.50';
     const protection = { db: service.service.db, clock: service.service.clock };
     for (let index = 0; index < 5; index += 1) {
-      const failure = { userId: user.id, identifier: user.email!, ip, userAgent, method: 'password' };
+      const failure = {
+        userId: user.id,
+        identifier: user.email!,
+        ip,
+        addressBlock: addressBlock(ip),
+        userAgent,
+        method: 'password',
+      };
       await recordLoginFailure(protection, {
         ...failure,
         claim: await assertLoginAllowed(protection, failure),

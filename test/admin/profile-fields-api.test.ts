@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCommand } from '../../src/cli/run-command.js';
+import { requestFrom } from '../../src/http/request-info.js';
 import { listAuditEvents } from '../../src/identity/audit/audit-log.js';
 import { replaceFunnel } from '../../src/identity/auth-flow/funnel-steps.js';
 import { bearerCall } from '../support/bearer-call.js';
@@ -45,7 +46,7 @@ async function registrationAsks(): Promise<string[]> {
     ],
     new Date(),
   );
-  const request = { ip: '203.0.113.40', userAgent: 'profile-fields test' };
+  const request = requestFrom('203.0.113.40', 'profile-fields test');
   const flow = await service.service.flows.start('registration', request, request);
   const [screen] = await service.service.flows.describe(flow, request);
   return screen!.fields.map((field) => field.name);

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/http/api-error.js';
+import { addressBlock, requestFrom } from '../../src/http/request-info.js';
 import { auditEventTypes, listAuditEvents } from '../../src/identity/audit/audit-log.js';
 import { AuthFlowEngine } from '../../src/identity/auth-flow/flow-engine.js';
 import { StepRegistry } from '../../src/identity/auth-flow/step-registry.js';
@@ -58,7 +59,7 @@ async function login(
   from: From = { ip: uniqueIp() },
 ): Promise<Outcome> {
   const { flows } = service.service;
-  const request = { ...from, userAgent };
+  const request = { ...from, ...requestFrom(from.ip, userAgent) };
   return outcomeOf(
     (async () => {
       const started = await flows.start('login', { ip: from.ip, userAgent });
@@ -77,7 +78,14 @@ async function login(
 async function recordFailures(times: number, attempt: { userId?: string; identifier?: string; ip: string }) {
   const protection = { db: service.service.db, clock };
   for (let index = 0; index < times; index++) {
-    const failure = { userId: undefined, identifier: '', ...attempt, userAgent, method: 'password' };
+    const failure = {
+      userId: undefined,
+      identifier: '',
+      ...attempt,
+      addressBlock: addressBlock(attempt.ip),
+      userAgent,
+      method: 'password',
+    };
     const claim = await assertLoginAllowed(protection, failure);
     await recordLoginFailure(protection, { ...failure, claim });
   }
@@ -297,7 +305,7 @@ describe('malicious lockout: an attacker locks only their own source', () => {
         .register(passwordStep),
       { stepsFor: async () => ['phone-email', 'otp-code', 'password'] },
     );
-    const request = { ip: uniqueIp(), userAgent };
+    const request = requestFrom(uniqueIp(), userAgent);
     const started = await codeFirst.start('login', request);
     const identified = await codeFirst.submit(
       started.session.id,
@@ -381,7 +389,14 @@ describe('attempts being checked are not failures', () => {
     const from = { ip: uniqueIp() };
     for (let index = 0; index < 4; index++) await login(user.email!, wrong, from);
     // The 5th attempt claims the last place before the lock, and its process dies before the outcome.
-    await assertLoginAllowed({ db: service.service.db, clock }, { userId: user.id, ip: from.ip });
+    await assertLoginAllowed(
+      { db: service.service.db, clock },
+      {
+        userId: user.id,
+        ip: from.ip,
+        addressBlock: addressBlock(from.ip),
+      },
+    );
     clock.advanceSeconds(31);
     expect((await login(user.email!, user.password, from)).status).toBe(200);
   });

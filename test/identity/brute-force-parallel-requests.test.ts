@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requestFrom } from '../../src/http/request-info.js';
 import { auditEventTypes, listAuditEvents } from '../../src/identity/audit/audit-log.js';
 import { assertLoginAllowed, recordLoginFailure } from '../../src/identity/brute-force/login-protection.js';
 import { createTestUser, uniqueEmail } from '../support/fixtures.js';
@@ -93,7 +94,11 @@ describe('parallel wrong passwords over HTTP', () => {
     // 19 failures from the address (against accounts that don't exist): the 20th brings the wait.
     const protection = { db: service.service.db, clock: service.service.clock };
     for (let index = 0; index < 19; index++) {
-      const failure = { userId: undefined, identifier: uniqueEmail('spray'), ip, userAgent: 'test' };
+      const failure = {
+        userId: undefined,
+        identifier: uniqueEmail('spray'),
+        ...requestFrom(ip, 'test'),
+      };
       const claim = await assertLoginAllowed(protection, failure);
       await recordLoginFailure(protection, { ...failure, claim });
     }
@@ -115,7 +120,7 @@ describe('parallel wrong passwords over HTTP', () => {
     const protection = { db: service.service.db, clock: service.service.clock };
     // 96 failures from 48 addresses, 2 each (below every address's own ladder and throttle).
     for (let address = 0; address < 48; address++) {
-      const failure = { userId: user.id, identifier: user.email!, ip: uniqueIp(), userAgent: 'test' };
+      const failure = { userId: user.id, identifier: user.email!, ...requestFrom(uniqueIp(), 'test') };
       for (let index = 0; index < 2; index++) {
         const claim = await assertLoginAllowed(protection, failure);
         await recordLoginFailure(protection, { ...failure, claim });

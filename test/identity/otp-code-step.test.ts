@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/http/api-error.js';
 import { renderView } from '../../src/http/pages.js';
+import { requestFrom } from '../../src/http/request-info.js';
 import { auditEventTypes, listAuditEvents } from '../../src/identity/audit/audit-log.js';
 import { AuthFlowEngine, type FlowOutcome } from '../../src/identity/auth-flow/flow-engine.js';
 import { StepRegistry } from '../../src/identity/auth-flow/step-registry.js';
@@ -33,7 +34,7 @@ async function outcomeOf(promise: Promise<FlowOutcome>): Promise<FlowOutcome | A
 }
 
 /** Starts a code-only login and passes the identifier step; returns the flow session id. */
-async function identify(identifier: string, request = { ip: uniqueIp(), userAgent: 'otp test' }) {
+async function identify(identifier: string, request = requestFrom(uniqueIp(), 'otp test')) {
   const started = await codeOnly.start('login', request);
   const identified = await codeOnly.submit(started.session.id, 'phone-email', { identifier }, request);
   if (identified.status !== 'in_progress') throw new Error('expected the otp-code step');
@@ -150,7 +151,7 @@ describe('built-in step otp-code (login by a code)', () => {
       new StepRegistry().register(createOtpCodeStep(service.service)),
       { stepsFor: async () => ['otp-code'] },
     );
-    const request = { ip: uniqueIp(), userAgent: 'test' };
+    const request = requestFrom(uniqueIp(), 'test');
     const started = await lonely.start('login', request);
     const answer = await outcomeOf(lonely.submit(started.session.id, 'otp-code', {}, request));
     expect(answer).toMatchObject({ status: 409, code: 'identifier_required' });

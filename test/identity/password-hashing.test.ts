@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requestFrom } from '../../src/http/request-info.js';
 import { findPasswordHash } from '../../src/identity/passwords/password-credential.js';
 import { uniqueEmail } from '../support/fixtures.js';
 import { uniqueIp } from '../support/identity-api-client.js';
@@ -20,7 +21,7 @@ afterAll(() => Promise.all([atDefaults?.close(), cheap?.close()]));
 /** Registers an account with a password through the flow engine; answers its stored hash. */
 async function registeredHash(service: TestService): Promise<string | undefined> {
   const { flows, developmentMessages, db } = service.service;
-  const request = { ip: uniqueIp(), userAgent: 'password hashing test' };
+  const request = requestFrom(uniqueIp(), 'password hashing test');
   const email = uniqueEmail();
   const started = await flows.start('registration', request);
   const identified = await flows.submit(started.session.id, 'phone-email', { identifier: email }, request);

@@ -1,6 +1,7 @@
 import argon2 from 'argon2';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../../src/http/api-error.js';
+import { requestFrom } from '../../src/http/request-info.js';
 import { findPasswordHash, savePasswordHash } from '../../src/identity/passwords/password-credential.js';
 import { verifyPassword } from '../../src/identity/passwords/password-hash.js';
 import { createTestUser, uniqueEmail } from '../support/fixtures.js';
@@ -21,7 +22,7 @@ const decomposed = composed.normalize('NFD');
 
 async function loginStatus(identifier: string, password: string): Promise<number> {
   const { flows } = service.service;
-  const request = { ip: uniqueIp(), userAgent: 'normalization test' };
+  const request = requestFrom(uniqueIp(), 'normalization test');
   try {
     const started = await flows.start('login', request);
     const identified = await flows.submit(started.session.id, 'phone-email', { identifier }, request);

@@ -1,6 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/http/api-error.js';
+import { requestFrom } from '../../src/http/request-info.js';
 import { launchChromium } from '../support/browser.js';
 import { callbackUri, createTestClient, createTestUser, uniqueEmail } from '../support/fixtures.js';
 import { uniqueIp } from '../support/identity-api-client.js';
@@ -29,7 +30,7 @@ async function withPage<T>(run: (page: Page) => Promise<T>): Promise<T> {
 }
 
 async function loginStatus(identifier: string, password: string): Promise<number> {
-  const request = { ip: uniqueIp(), userAgent: 'test' };
+  const request = requestFrom(uniqueIp(), 'test');
   const { flows } = service.service;
   try {
     const started = await flows.start('login', request);

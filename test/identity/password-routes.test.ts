@@ -1,3 +1,4 @@
+import { requestFrom } from '../../src/http/request-info.js';
 import { Messages } from '../../src/i18n/messages.js';
 import { SecurityNotifications } from '../../src/identity/notifications/security-notifications.js';
 import crypto from 'node:crypto';
@@ -26,7 +27,7 @@ const api = (path: string, body?: unknown, options?: Parameters<typeof callIdent
 
 /** Signs in through the auth-flow engine; the answer's HTTP-like status. */
 async function loginStatus(identifier: string, password: string, ip = uniqueIp()): Promise<number> {
-  const request = { ip, userAgent: 'test' };
+  const request = requestFrom(ip, 'test');
   try {
     const { flows } = service.service;
     const started = await flows.start('login', request);
@@ -408,8 +409,7 @@ describe('sessions after a password change or reset', () => {
       code,
       password: newPassword,
       passwordConfirmation: newPassword,
-      ip: uniqueIp(),
-      userAgent: 'test',
+      ...requestFrom(uniqueIp(), 'test'),
     });
     expect(result).toEqual({ revokedSessions: 2 });
     expect(revoked).toEqual([{ userId: user.id, except: undefined, inTransaction: true }]);
@@ -425,8 +425,7 @@ describe('sessions after a password change or reset', () => {
       currentPassword: user.password,
       newPassword,
       newPasswordConfirmation: newPassword,
-      ip: uniqueIp(),
-      userAgent: 'test',
+      ...requestFrom(uniqueIp(), 'test'),
     });
     expect(revoked).toEqual([{ userId: user.id, except: sessionId, inTransaction: true }]);
   });

@@ -26,8 +26,16 @@ describe('hourly cleanup of codes and counters', () => {
     );
     const oldIp = uniqueIp();
     const stranger = uniqueEmail('stranger');
-    await assertLoginAllowed({ db, clock }, { userId: undefined, identifier: stranger, ip: oldIp });
-    await assertLoginAllowed({ db, clock }, { userId: user.id, ip: oldIp });
+    await assertLoginAllowed(
+      { db, clock },
+      {
+        userId: undefined,
+        identifier: stranger,
+        ip: oldIp,
+        addressBlock: oldIp,
+      },
+    );
+    await assertLoginAllowed({ db, clock }, { userId: user.id, ip: oldIp, addressBlock: oldIp });
 
     clock.advanceSeconds(25 * 60 * 60);
     const fresh = uniqueEmail('fresh');
@@ -42,7 +50,7 @@ describe('hourly cleanup of codes and counters', () => {
     );
     clock.advanceSeconds(5 * 60);
     const freshIp = uniqueIp();
-    await assertLoginAllowed({ db, clock }, { userId: user.id, ip: freshIp });
+    await assertLoginAllowed({ db, clock }, { userId: user.id, ip: freshIp, addressBlock: freshIp });
     clock.advanceSeconds(6 * 60);
 
     const removed = await cleanUpSecurityRecords(db, clock.now());

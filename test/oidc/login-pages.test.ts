@@ -154,7 +154,8 @@ describe('the login pages and the brute-force protection', () => {
     // 100 failed guesses from 25 addresses, as the password step records them.
     const protection = { db, clock };
     for (let index = 0; index < 100; index++) {
-      const guess = { userId: user.id, ip: `203.0.113.${index % 25}`, identifier: user.email! };
+      const ip = `203.0.113.${index % 25}`;
+      const guess = { userId: user.id, ip, addressBlock: ip, identifier: user.email! };
       const claim = await assertLoginAllowed(protection, guess);
       await recordLoginFailure(protection, { ...guess, userAgent: 'attacker', method: 'password', claim });
     }

@@ -163,7 +163,7 @@ export function authFlowRoutes(deps: AuthFlowRouteDependencies): IdentityRoutes 
       async (ctx, body) => {
         const request = requestInfo(ctx);
         await consume(rateLimits, flowStartRateLimit, request.ip);
-        const flow = await flows.start(body.flow, request, request);
+        const flow = await flows.start(body.flow, { ip: request.ip, userAgent: request.userAgent }, request);
         ctx.set('Cache-Control', 'no-store');
         // Screens may show what the device knows (account-selection: the accounts saved on it).
         ctx.body = await present(flow, { ...request, deviceCookie: readDeviceCookie(ctx) });

@@ -3,6 +3,7 @@ import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { defaults } from '../../defaults.js';
 import { ApiError } from '../../http/api-error.js';
+import { requestFrom } from '../../http/request-info.js';
 import {
   advanceFlowSession,
   createFlowSession,
@@ -143,7 +144,7 @@ export class AuthFlowEngine {
       expiresAt: now,
       plan,
     };
-    const info = request ?? { ip: context.ip ?? '', userAgent: context.userAgent ?? '' };
+    const info = request ?? requestFrom(context.ip ?? '', context.userAgent ?? '');
     const tempData = await this.#prepare(draft, info);
     const session = await createFlowSession(this.db, flow, pendingSteps, context, now, plan, tempData);
     return { status: 'in_progress', session, nextStep: pendingSteps[0]!, screen: this.screenOf(session) };

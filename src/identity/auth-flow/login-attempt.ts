@@ -12,6 +12,7 @@ export function loginAttemptOf({ session, request }: StepContext, method: string
   return {
     userId: session.userId,
     ip: request.ip,
+    addressBlock: request.addressBlock,
     identifier: typeof identifier === 'string' ? identifier : undefined,
     deviceCookie: request.deviceCookie,
     provenFactors: Array.isArray(proven) ? proven.filter((item) => typeof item === 'string') : [],

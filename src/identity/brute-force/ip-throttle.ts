@@ -12,7 +12,8 @@ import { defaults } from '../../defaults.js';
 /**
  * IP throttling (spec: Limits): failed logins from one IP, any accounts, in a 10-minute window. The
  * 20th failure makes the IP wait 1 minute; the 50th blocks it for 30 minutes. The window is fixed
- * (it starts at the first attempt), which a 30-minute block always outlasts.
+ * (it starts at the first attempt), which a 30-minute block always outlasts. The `ip` keyed on is the
+ * client's address block (RequestInfo.addressBlock): an IPv6 client counts as its /64.
  */
 export const ipThrottle = defaults.lockout.ipThrottle;
 

@@ -32,7 +32,10 @@ export interface LoginProtectionDeps {
 /** What is known of a login attempt before its password or code is checked. */
 export interface LoginAttempt {
   userId: string | undefined;
+  /** The client's full address, for the audit log. */
   ip: string;
+  /** What the counters key on: the address's block (RequestInfo.addressBlock, an IPv6 client's /64). */
+  addressBlock: string;
   /** Keys the ladder when no account has it, so unknown identifiers lock exactly like real accounts. */
   identifier?: string | undefined;
   /** The device-binding cookie the request presented: a device the account signed in on before. */
@@ -55,8 +58,11 @@ export interface LoginClaim {
   source: LoginSource['kind'];
   /** The account key when the account-wide bound applies (an unknown source with no other factor). */
   accountWide: string | undefined;
-  /** The IP when the IP throttle applies (every source but the account's own device or session). */
-  ip: string | undefined;
+  /**
+   * The address block when the IP throttle applies (every source but the account's own device or
+   * session).
+   */
+  addressBlock: string | undefined;
 }
 
 /**
@@ -104,7 +110,7 @@ async function claimFor(deps: LoginProtectionDeps, attempt: LoginAttempt): Promi
     ladder: account ? { account, source: source.key } : undefined,
     source: source.kind,
     accountWide: account && !vouched ? account : undefined,
-    ip: ownSource ? undefined : attempt.ip,
+    addressBlock: ownSource ? undefined : attempt.addressBlock,
   };
 }
 
@@ -113,11 +119,11 @@ async function claimFor(deps: LoginProtectionDeps, attempt: LoginAttempt): Promi
  * the ladder, the account-wide bound, the IP.
  */
 function counterClaims(claim: LoginClaim, now: Date): CounterClaim[] {
-  const { ladder, accountWide, ip } = claim;
+  const { ladder, accountWide, addressBlock } = claim;
   return [
     ...(ladder ? [ladderClaim(ladder, now)] : []),
     ...(accountWide ? [accountClaim(accountWide, now)] : []),
-    ...(ip ? [ipClaim(ip, now)] : []),
+    ...(addressBlock ? [ipClaim(addressBlock, now)] : []),
   ];
 }
 
@@ -129,7 +135,7 @@ function releasesOf(claim: LoginClaim): CounterRelease[] {
   return [
     ...(claim.ladder ? [ladderSuccess(claim.ladder)] : []),
     ...(claim.accountWide ? [accountRelease(claim.accountWide)] : []),
-    ...(claim.ip ? [ipRelease(claim.ip)] : []),
+    ...(claim.addressBlock ? [ipRelease(claim.addressBlock)] : []),
   ];
 }
 
@@ -231,8 +237,8 @@ export async function recordLoginFailure(
       await writeAuditEvent(deps.db, { type: auditEventTypes.accountLocked, ...who, details }, now);
     }
   }
-  if (claim.ip) {
-    const lock = await recordIpFailure(deps.db, claim.ip, now);
+  if (claim.addressBlock) {
+    const lock = await recordIpFailure(deps.db, claim.addressBlock, now);
     if (lock.lockedUntil) {
       const details = { failures: lock.failures, lockedUntil: lock.lockedUntil.toISOString() };
       await writeAuditEvent(deps.db, { type: auditEventTypes.ipThrottled, ...who, details }, now);

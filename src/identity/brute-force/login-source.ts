@@ -5,8 +5,9 @@ import type { Queryable } from '../../db/database.js';
  * Where a login attempt comes from, for the lockout ladder: the signed-in session it is made in (a
  * password re-checked inside a session, e.g. to change it), else a device the account has signed in
  * on before (its device-binding cookie names a live binding on which the account is saved and not
- * removed by the user), else the client IP. Sessions and devices are the account's own: signing in to
- * one's own account on a device makes it known for that account only.
+ * removed by the user), else the client's address block (RequestInfo.addressBlock: an IPv6 client's
+ * /64). Sessions and devices are the account's own: signing in to one's own account on a device makes
+ * it known for that account only.
  */
 export type LoginSource = { kind: 'session' | 'device' | 'ip'; key: string };
 
@@ -16,7 +17,7 @@ export async function loginSourceOf(
   db: Queryable,
   attempt: {
     userId: string | undefined;
-    ip: string;
+    addressBlock: string;
     deviceCookie?: string | undefined;
     sessionId?: string | undefined;
   },
@@ -27,7 +28,7 @@ export async function loginSourceOf(
     const device = await findKnownDevice(db, attempt.userId ?? nobody, attempt.deviceCookie);
     if (device && attempt.userId) return { kind: 'device', key: `device:${device}` };
   }
-  return { kind: 'ip', key: `ip:${attempt.ip}` };
+  return { kind: 'ip', key: `ip:${attempt.addressBlock}` };
 }
 
 /** The device binding the cookie names, if the user signed in on it before; else undefined. */

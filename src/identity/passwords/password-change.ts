@@ -20,6 +20,8 @@ export interface PasswordChange {
   newPassword: string;
   newPasswordConfirmation: string;
   ip: string;
+  /** What the brute-force counters key on (RequestInfo.addressBlock). */
+  addressBlock: string;
   userAgent: string;
 }
 
@@ -51,7 +53,12 @@ export async function changePassword(
   const protection = { db: deps.db, clock: deps.clock };
   const identifier = user.email ?? user.phone ?? '';
   // The session is the attempt's source: a stolen token can't guess on from address after address.
-  const attempt = { userId: user.id, ip: change.ip, sessionId: change.sessionId };
+  const attempt = {
+    userId: user.id,
+    ip: change.ip,
+    addressBlock: change.addressBlock,
+    sessionId: change.sessionId,
+  };
   const claim = await assertLoginAllowed(protection, attempt);
   if (!(await verifyPassword(storedHash, change.currentPassword, deps.passwordHashing))) {
     await recordLoginFailure(protection, {

@@ -76,7 +76,13 @@ export async function reauthenticate(
   const protection = { db: deps.db, clock: deps.clock };
   const method = proof.method === 'password' ? 'password' : proof.method === 'totp' ? 'totp' : 'otp';
   // The session is the attempt's source: a stolen token can't guess on from address after address.
-  const loginAttempt = { userId: user.id, ip: request.ip, sessionId: session.id, method };
+  const loginAttempt = {
+    userId: user.id,
+    ip: request.ip,
+    addressBlock: request.addressBlock,
+    sessionId: session.id,
+    method,
+  };
   const claim = await assertLoginAllowed(protection, loginAttempt);
   try {
     await checkProof(deps, user, proof);

@@ -305,13 +305,16 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
     };
   };
 
-  const startFlow = (ctx: Context, kind: FlowKind, interaction: Interaction | undefined) =>
-    flows.start(kind, {
+  const startFlow = (ctx: Context, kind: FlowKind, interaction: Interaction | undefined) => {
+    const { ip, userAgent } = requestInfo(ctx);
+    return flows.start(kind, {
       interactionUid: interaction?.uid,
       browser: flowBrowser.ensure(ctx),
       lang: pageLanguage(ctx),
-      ...requestInfo(ctx),
+      ip,
+      userAgent,
     });
+  };
 
   /** Registration when the page or the client (OIDC prompt=create) asks for it. */
   const flowKindFor = (interaction: Interaction | undefined, register: boolean): FlowKind =>
