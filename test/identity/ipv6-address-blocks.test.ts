@@ -83,3 +83,35 @@ describe('the login lockout counts an IPv6 client by its /64', () => {
     expect(throttled.filter((event) => event.ip === addresses[19])).toHaveLength(1);
   });
 });
+
+describe('the per-IP rate limits count an IPv6 client by its /64', () => {
+  it('flow starts: 10 a minute for the /64, whichever of its addresses asks', async () => {
+    const block = uniqueBlock();
+    for (let index = 0; index < 10; index++) {
+      expect(
+        (await client.post('/auth/flow/start', { flow: 'login' }, { ip: addressIn(block) })).status,
+      ).toBe(200);
+    }
+    const limited = await client.post('/auth/flow/start', { flow: 'login' }, { ip: addressIn(block) });
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    const elsewhere = [addressIn(uniqueBlock()), randomIp()];
+    for (const ip of elsewhere) {
+      expect((await client.post('/auth/flow/start', { flow: 'login' }, { ip })).status).toBe(200);
+    }
+  });
+
+  it('codes sent: 10 in 10 minutes for the /64, whichever of its addresses asks', async () => {
+    const block = uniqueBlock();
+    const forgot = (ip: string) =>
+      client.post('/auth/password/forgot', { identifier: uniqueEmail() }, { ip });
+    for (let index = 0; index < 10; index++) {
+      expect((await forgot(addressIn(block))).status).toBe(200);
+    }
+    const limited = await forgot(addressIn(block));
+    expect(limited.status).toBe(429);
+    expect(limited.body).toMatchObject({ message: expect.stringMatching(/^Too many codes were requested/) });
+    expect((await forgot(addressIn(uniqueBlock()))).status).toBe(200);
+    expect((await forgot(randomIp())).status).toBe(200);
+  });
+});

@@ -4,6 +4,7 @@ import { systemClock, type Clock } from '../../src/clock.js';
 import type { DatabaseHandle } from '../../src/db/database.js';
 import { ApiError } from '../../src/http/api-error.js';
 import { RateLimits } from '../../src/http/rate-limit.js';
+import { addressBlock } from '../../src/http/request-info.js';
 import { DevelopmentTransport } from '../../src/identity/transports/development-transport.js';
 import { TransportRegistry } from '../../src/identity/transports/transport-registry.js';
 import type { Identifier } from '../../src/identity/users/contact.js';
@@ -40,7 +41,11 @@ function dependencies(clock: Clock = systemClock): VerificationDeps {
 }
 
 const email = (): Identifier => ({ kind: 'email', value: uniqueEmail('code') });
-const uniqueIp = () => `10.${crypto.randomInt(256)}.${crypto.randomInt(256)}.${crypto.randomInt(1, 255)}`;
+/** A requester's IP and the address block its limits count, as requestInfo() answers them. */
+const uniqueAddress = () => {
+  const ip = `10.${crypto.randomInt(256)}.${crypto.randomInt(256)}.${crypto.randomInt(1, 255)}`;
+  return { ip, addressBlock: addressBlock(ip) };
+};
 
 async function codeRow(identifier: string) {
   return database.db('verification_codes').where({ identifier }).orderBy('created_at', 'desc').first();
@@ -63,7 +68,7 @@ describe('sending a verification code', () => {
     const sent = await sendVerificationCode(deps, {
       identifier: to,
       purpose: 'contact_verify',
-      ip: uniqueIp(),
+      ...uniqueAddress(),
     });
 
     expect(sent.resendAfterSeconds).toBe(60);
@@ -94,7 +99,7 @@ describe('sending a verification code', () => {
     await sendVerificationCode(deps, {
       identifier: to,
       purpose: 'reset_password',
-      ip: uniqueIp(),
+      ...uniqueAddress(),
       link: `https://id.example.com/en/reset-password?identifier=${encodeURIComponent(to.value)}`,
     });
     const message = outbox.latestTo(to.value)!;
@@ -108,7 +113,7 @@ describe('sending a verification code', () => {
   it('sends to phones through an SMS transport, and says so when there is none', async () => {
     const deps = dependencies();
     const phone: Identifier = { kind: 'phone', value: uniquePhone() };
-    await sendVerificationCode(deps, { identifier: phone, purpose: 'login', ip: uniqueIp() });
+    await sendVerificationCode(deps, { identifier: phone, purpose: 'login', ...uniqueAddress() });
     expect(outbox.latestTo(phone.value)?.channel).toBe('sms');
 
     const emailOnly = {
@@ -119,7 +124,7 @@ describe('sending a verification code', () => {
       sendVerificationCode(emailOnly, {
         identifier: { kind: 'phone', value: uniquePhone() },
         purpose: 'login',
-        ip: uniqueIp(),
+        ...uniqueAddress(),
       }),
     );
     expect(error).toMatchObject({ status: 400, code: 'channel_not_supported' });
@@ -137,7 +142,7 @@ describe('sending a verification code', () => {
     });
     const to = email();
     const error = await errorOf(
-      sendVerificationCode(deps, { identifier: to, purpose: 'login', ip: uniqueIp() }),
+      sendVerificationCode(deps, { identifier: to, purpose: 'login', ...uniqueAddress() }),
     );
     expect(error).toMatchObject({ status: 502, code: 'delivery_failed' });
     expect((await codeRow(to.value)).status).toBe('expired');
@@ -149,7 +154,7 @@ describe('sending a verification code', () => {
     await sendVerificationCode(deps, {
       identifier: to,
       purpose: 'reset_password',
-      ip: uniqueIp(),
+      ...uniqueAddress(),
       delivery: 'none',
     });
     expect(outbox.latestTo(to.value)).toBeUndefined();
@@ -169,7 +174,7 @@ describe('confirming a code', () => {
     await sendVerificationCode(deps, {
       identifier: to,
       purpose: 'contact_verify',
-      ip: uniqueIp(),
+      ...uniqueAddress(),
       userId: user.id,
     });
     const code = outbox.latestTo(to.value)!.code!;
@@ -190,7 +195,7 @@ describe('confirming a code', () => {
   it('counts wrong codes; the 5th makes the code invalid, even for the right code afterwards', async () => {
     const deps = dependencies();
     const to = email();
-    await sendVerificationCode(deps, { identifier: to, purpose: 'login', ip: uniqueIp() });
+    await sendVerificationCode(deps, { identifier: to, purpose: 'login', ...uniqueAddress() });
     const code = outbox.latestTo(to.value)!.code!;
     const wrong = code === '000000' ? '111111' : '000000';
     const attempt = (value: string) =>
@@ -212,7 +217,7 @@ describe('confirming a code', () => {
     const clock = new ManualClock();
     const deps = dependencies(clock);
     const to = email();
-    await sendVerificationCode(deps, { identifier: to, purpose: 'contact_verify', ip: uniqueIp() });
+    await sendVerificationCode(deps, { identifier: to, purpose: 'contact_verify', ...uniqueAddress() });
     const code = outbox.latestTo(to.value)!.code!;
 
     clock.advanceSeconds(9 * 60 + 59);
@@ -363,16 +368,16 @@ describe('code sending limits', () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     const deps = dependencies();
     const to = email();
-    const ip = uniqueIp();
-    await sendVerificationCode(deps, { identifier: to, purpose: 'login', ip });
+    const from = uniqueAddress();
+    await sendVerificationCode(deps, { identifier: to, purpose: 'login', ...from });
     vi.setSystemTime(Date.now() + 30_000);
-    const error = await errorOf(sendVerificationCode(deps, { identifier: to, purpose: 'login', ip }));
+    const error = await errorOf(sendVerificationCode(deps, { identifier: to, purpose: 'login', ...from }));
     expect(error.status).toBe(429);
     expect(Number(error.headers['Retry-After'])).toBeGreaterThan(0);
     expect(Number(error.headers['Retry-After'])).toBeLessThanOrEqual(30);
     expect(error.message).toMatch(/another one in \d+ seconds/);
     vi.setSystemTime(Date.now() + 31_000);
-    await sendVerificationCode(deps, { identifier: to, purpose: 'login', ip });
+    await sendVerificationCode(deps, { identifier: to, purpose: 'login', ...from });
   });
 
   it('sends at most 3 codes to one identifier in 10 minutes, whatever the IP', async () => {
@@ -380,11 +385,11 @@ describe('code sending limits', () => {
     const deps = dependencies();
     const to = email();
     for (let index = 0; index < 3; index++) {
-      await sendVerificationCode(deps, { identifier: to, purpose: 'login', ip: uniqueIp() });
+      await sendVerificationCode(deps, { identifier: to, purpose: 'login', ...uniqueAddress() });
       vi.setSystemTime(Date.now() + 61_000);
     }
     const error = await errorOf(
-      sendVerificationCode(deps, { identifier: to, purpose: 'login', ip: uniqueIp() }),
+      sendVerificationCode(deps, { identifier: to, purpose: 'login', ...uniqueAddress() }),
     );
     expect(error).toMatchObject({ status: 429, code: 'too_many_requests' });
     const retryAfter = Number(error.headers['Retry-After']);
@@ -392,22 +397,22 @@ describe('code sending limits', () => {
     expect(retryAfter).toBeLessThanOrEqual(600 - 3 * 61 + 1);
     expect((error.details as { retryAfterSeconds: number }).retryAfterSeconds).toBe(retryAfter);
     vi.setSystemTime(Date.now() + retryAfter * 1000);
-    await sendVerificationCode(deps, { identifier: to, purpose: 'login', ip: uniqueIp() });
+    await sendVerificationCode(deps, { identifier: to, purpose: 'login', ...uniqueAddress() });
   });
 
   it('sends at most 10 codes from one IP in 10 minutes', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     const deps = dependencies();
-    const ip = uniqueIp();
+    const from = uniqueAddress();
     for (let index = 0; index < 10; index++) {
-      await sendVerificationCode(deps, { identifier: email(), purpose: 'contact_verify', ip });
+      await sendVerificationCode(deps, { identifier: email(), purpose: 'contact_verify', ...from });
     }
     const error = await errorOf(
-      sendVerificationCode(deps, { identifier: email(), purpose: 'contact_verify', ip }),
+      sendVerificationCode(deps, { identifier: email(), purpose: 'contact_verify', ...from }),
     );
     expect(error.status).toBe(429);
     vi.setSystemTime(Date.now() + 601_000);
-    await sendVerificationCode(deps, { identifier: email(), purpose: 'contact_verify', ip });
+    await sendVerificationCode(deps, { identifier: email(), purpose: 'contact_verify', ...from });
   });
 
   it('holds under parallel requests: 10 parallel sends to one identifier send one code', async () => {
@@ -415,7 +420,7 @@ describe('code sending limits', () => {
     const to = email();
     const results = await Promise.allSettled(
       Array.from({ length: 10 }, () =>
-        sendVerificationCode(deps, { identifier: to, purpose: 'login', ip: uniqueIp() }),
+        sendVerificationCode(deps, { identifier: to, purpose: 'login', ...uniqueAddress() }),
       ),
     );
     expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(1);

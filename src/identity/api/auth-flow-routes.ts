@@ -162,7 +162,7 @@ export function authFlowRoutes(deps: AuthFlowRouteDependencies): IdentityRoutes 
       },
       async (ctx, body) => {
         const request = requestInfo(ctx);
-        await consume(rateLimits, flowStartRateLimit, request.ip);
+        await consume(rateLimits, flowStartRateLimit, request.addressBlock);
         const flow = await flows.start(body.flow, { ip: request.ip, userAgent: request.userAgent }, request);
         ctx.set('Cache-Control', 'no-store');
         // Screens may show what the device knows (account-selection: the accounts saved on it).
@@ -191,7 +191,7 @@ export function authFlowRoutes(deps: AuthFlowRouteDependencies): IdentityRoutes 
       },
       async (ctx, body) => {
         const request = requestInfo(ctx);
-        await consume(rateLimits, flowStepRateLimit, `${request.ip}:${sha256(body.sessionId)}`);
+        await consume(rateLimits, flowStepRateLimit, `${request.addressBlock}:${sha256(body.sessionId)}`);
         const inputs = 'steps' in body ? body.steps : { [body.step]: body.input };
         const deviceCookie = readDeviceCookie(ctx);
         // The steps see the device cookie (a known device is its own lockout source); flows never store it.

@@ -69,7 +69,7 @@ export function inboundLoginRoutes(deps: {
       async (ctx, body) => {
         const request = requestInfo(ctx);
         try {
-          await rateLimits.consume(inboundLoginRateLimit, request.ip);
+          await rateLimits.consume(inboundLoginRateLimit, request.addressBlock);
         } catch (error) {
           throw error instanceof RateLimitExceeded ? error.toApiError() : error;
         }

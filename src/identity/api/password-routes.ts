@@ -66,8 +66,8 @@ export function passwordRoutes(deps: PasswordDeps): IdentityRoutes {
         },
       },
       async (ctx, body) => {
-        const { ip } = requestInfo(ctx);
-        const outcome = await requestPasswordReset(deps, { ...body, ip });
+        const { ip, addressBlock } = requestInfo(ctx);
+        const outcome = await requestPasswordReset(deps, { ...body, ip, addressBlock });
         ctx.body =
           outcome.status === 'choose_transport'
             ? outcome
@@ -96,7 +96,7 @@ export function passwordRoutes(deps: PasswordDeps): IdentityRoutes {
         },
       },
       async (ctx, body) => {
-        await verifyPasswordResetCode(deps, { ...body, ip: requestInfo(ctx).ip });
+        await verifyPasswordResetCode(deps, { ...body, addressBlock: requestInfo(ctx).addressBlock });
         ctx.body = { valid: true };
       },
     );

@@ -60,7 +60,7 @@ export function qrLoginRoutes(deps: {
       },
       async (ctx, body) => {
         try {
-          await rateLimits.consume(qrStatusRateLimit, requestInfo(ctx).ip);
+          await rateLimits.consume(qrStatusRateLimit, requestInfo(ctx).addressBlock);
         } catch (error) {
           throw error instanceof RateLimitExceeded ? error.toApiError() : error;
         }

@@ -115,7 +115,7 @@ export function resetPasswordPageRoutes(deps: PasswordDeps): Router {
           identifier: form.identifier,
           transport: form.transport || undefined,
           lang: pageLanguage(ctx),
-          ip: requestInfo(ctx).ip,
+          ...requestInfo(ctx),
         });
         if (outcome.status === 'choose_transport') {
           return page(ctx, 'request', { identifier: form.identifier, transports: outcome.transports });
@@ -131,7 +131,7 @@ export function resetPasswordPageRoutes(deps: PasswordDeps): Router {
     await attempt(
       ctx,
       async () => {
-        await verifyPasswordResetCode(deps, { ...form, ip: requestInfo(ctx).ip });
+        await verifyPasswordResetCode(deps, { ...form, addressBlock: requestInfo(ctx).addressBlock });
         page(ctx, 'password', form);
       },
       (error) =>

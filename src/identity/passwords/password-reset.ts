@@ -56,13 +56,19 @@ function stillReaches(user: User, identifier: Identifier): boolean {
  */
 export async function requestPasswordReset(
   deps: PasswordDeps,
-  request: { identifier: string; transport?: string | undefined; lang: string; ip: string },
+  request: {
+    identifier: string;
+    transport?: string | undefined;
+    lang: string;
+    ip: string;
+    addressBlock: string;
+  },
 ): Promise<ForgotPasswordOutcome> {
   const identifier = requireIdentifier(request.identifier);
   await enforceEndpointLimit(
     deps.rateLimits,
     endpointLimits.passwordForgot,
-    `${request.ip}|${identifier.value}`,
+    `${request.addressBlock}|${identifier.value}`,
   );
   const choices = deps.transports.transportsFor(channelOf(identifier));
   if (choices.length > 1 && request.transport === undefined) {
@@ -76,6 +82,7 @@ export async function requestPasswordReset(
     identifier,
     purpose: 'reset_password',
     ip: request.ip,
+    addressBlock: request.addressBlock,
     userId: known ? user.id : undefined,
     link: link.toString(),
     transport: request.transport,
@@ -88,9 +95,9 @@ export async function requestPasswordReset(
 /** Step 2: is the code right? Wrong codes count against the code's 5 attempts; a right one stays usable. */
 export async function verifyPasswordResetCode(
   deps: PasswordDeps,
-  request: { identifier: string; code: string; ip: string },
+  request: { identifier: string; code: string; addressBlock: string },
 ): Promise<void> {
-  await enforceEndpointLimit(deps.rateLimits, endpointLimits.passwordVerifyCode, request.ip);
+  await enforceEndpointLimit(deps.rateLimits, endpointLimits.passwordVerifyCode, request.addressBlock);
   const identifier = requireIdentifier(request.identifier);
   await checkVerificationCode(deps, {
     identifier: identifier.value,
@@ -115,10 +122,11 @@ export async function resetPassword(
     password: string;
     passwordConfirmation: string;
     ip: string;
+    addressBlock: string;
     userAgent: string;
   },
 ): Promise<{ revokedSessions: number }> {
-  await enforceEndpointLimit(deps.rateLimits, endpointLimits.passwordReset, request.ip);
+  await enforceEndpointLimit(deps.rateLimits, endpointLimits.passwordReset, request.addressBlock);
   const identifier = requireIdentifier(request.identifier);
   if (request.password !== request.passwordConfirmation) throw passwordMismatch();
   assertPasswordAcceptable(request.password);

@@ -67,6 +67,7 @@ export async function reauthenticate(
       identifier: contactOf(user, proof.method),
       purpose: 'login',
       ip: request.ip,
+      addressBlock: request.addressBlock,
       userId: user.id,
       transport: proof.transport,
     });

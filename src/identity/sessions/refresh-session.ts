@@ -48,7 +48,7 @@ export async function refreshSession(
   const { db, signing } = deps;
   const known = await findRefreshToken(db, presented);
   try {
-    await deps.rateLimits.consume(refreshRateLimit, `${request.ip}:${known?.userId ?? 'unknown'}`);
+    await deps.rateLimits.consume(refreshRateLimit, `${request.addressBlock}:${known?.userId ?? 'unknown'}`);
   } catch (error) {
     throw error instanceof RateLimitExceeded ? error.toApiError() : error;
   }

@@ -2,7 +2,10 @@ import { tooManyRequests } from '../../http/api-error.js';
 import { RateLimitExceeded, type RateLimitRule, type RateLimits } from '../../http/rate-limit.js';
 import { defaultRateLimitRule } from '../../defaults.js';
 
-/** Spec (Limits, code sending): 3 codes per identifier per 10 minutes, 10 per IP, 60 s between resends. */
+/**
+ * Spec (Limits, code sending): 3 codes per identifier per 10 minutes, 10 per IP (an IPv6 client's /64),
+ * 60 s between resends.
+ */
 export const codeSendingLimits = {
   perIdentifier: defaultRateLimitRule('code-send-identifier'),
   perIp: defaultRateLimitRule('code-send-ip'),
@@ -18,10 +21,10 @@ export const resendAfterSeconds = codeSendingLimits.resendCooldown.durationSecon
  */
 export async function enforceCodeSendingLimits(
   rateLimits: RateLimits,
-  request: { identifier: string; ip: string },
+  request: { identifier: string; addressBlock: string },
 ): Promise<void> {
   try {
-    await rateLimits.consume(codeSendingLimits.perIp, request.ip);
+    await rateLimits.consume(codeSendingLimits.perIp, request.addressBlock);
     await rateLimits.consume(codeSendingLimits.resendCooldown, request.identifier);
     await rateLimits.consume(codeSendingLimits.perIdentifier, request.identifier);
   } catch (error) {

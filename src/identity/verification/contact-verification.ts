@@ -21,6 +21,8 @@ export interface ContactVerificationDeps extends VerificationDeps {
 export interface ContactRequester {
   userId: string;
   ip: string;
+  /** What the per-address limits count (RequestInfo.addressBlock). */
+  addressBlock: string;
   userAgent: string;
 }
 
@@ -56,7 +58,7 @@ export async function sendContactVerification(
   await enforceEndpointLimit(
     deps.rateLimits,
     endpointLimits.verifySend,
-    `${requester.ip}|${identifier.value}`,
+    `${requester.addressBlock}|${identifier.value}`,
   );
   const user = await activeUser(deps, requester.userId);
   const current = currentContact(user, identifier);
@@ -67,6 +69,7 @@ export async function sendContactVerification(
     identifier,
     purpose: 'contact_verify',
     ip: requester.ip,
+    addressBlock: requester.addressBlock,
     userId: user.id,
     transport: request.transport,
   });

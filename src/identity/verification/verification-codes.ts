@@ -46,8 +46,10 @@ export type CodeDelivery = 'await' | 'background' | 'none';
 export interface SendVerificationCodeInput {
   identifier: Identifier;
   purpose: VerificationPurpose;
-  /** The requester's IP, for the per-IP limit. */
+  /** The requester's IP, recorded with the code. */
   ip: string;
+  /** The requester's address block (RequestInfo.addressBlock), for the per-IP limit. */
+  addressBlock: string;
   /** The account the code is for (confirmations can require the same user). */
   userId?: string | undefined;
   /** A page address to send with the code; the code is added as its `code` query parameter. */
@@ -70,7 +72,10 @@ export async function sendVerificationCode(
 ): Promise<{ expiresAt: Date; resendAfterSeconds: number }> {
   const channel = channelOf(input.identifier);
   const transport = deps.transports.resolve(channel, input.transport);
-  await enforceCodeSendingLimits(deps.rateLimits, { identifier: input.identifier.value, ip: input.ip });
+  await enforceCodeSendingLimits(deps.rateLimits, {
+    identifier: input.identifier.value,
+    addressBlock: input.addressBlock,
+  });
 
   const { id, code, expiresAt } = await issueVerificationCode(deps, input);
   const link = input.link === undefined ? undefined : withCode(input.link, code);

@@ -433,9 +433,11 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
     let outcome;
     try {
       if (rateLimits) {
-        await rateLimits.consume(flowStepRateLimit, `${request.ip}:${sha256(flowId)}`).catch((error) => {
-          throw error instanceof RateLimitExceeded ? error.toApiError() : error;
-        });
+        await rateLimits
+          .consume(flowStepRateLimit, `${request.addressBlock}:${sha256(flowId)}`)
+          .catch((error) => {
+            throw error instanceof RateLimitExceeded ? error.toApiError() : error;
+          });
       }
       outcome = await flows.submitScreen(
         flowId,

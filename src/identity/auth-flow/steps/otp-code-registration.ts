@@ -45,7 +45,14 @@ export function createRegistrationCodeStep(
     const identifier = flowIdentifier(session.tempData);
     const sent = await sendVerificationCode(
       { ...deps, db, clock },
-      { identifier, purpose: 'contact_verify', ip: request.ip, transport, lang: session.context.lang },
+      {
+        identifier,
+        purpose: 'contact_verify',
+        ip: request.ip,
+        addressBlock: request.addressBlock,
+        transport,
+        lang: session.context.lang,
+      },
     );
     return { codeExpiresAt: sent.expiresAt.toISOString(), resendAfterSeconds: sent.resendAfterSeconds };
   };

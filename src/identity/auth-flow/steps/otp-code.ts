@@ -60,6 +60,7 @@ export function createOtpCodeStep(deps: OtpCodeStepDeps): AuthFlowStep<OtpCodeIn
             identifier,
             purpose: 'login',
             ip: request.ip,
+            addressBlock: request.addressBlock,
             userId,
             transport: input.transport,
             delivery: userId ? 'background' : 'none',
