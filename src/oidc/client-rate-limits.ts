@@ -136,7 +136,7 @@ export function clientRateLimiting(deps: {
     if (proven && credentials.basic && endpoint !== 'authorize') {
       rememberProvenSecret(ctx, client, credentials.secret!);
     }
-    const { ip } = requestInfo(ctx);
+    const { ip, addressBlock } = requestInfo(ctx);
     // A token the engine issues to an unproven caller proves it was the client after all. Only a
     // public client can get one: a confidential client's request without its secret is refused by the
     // engine, so it is not held to the client's budget either (the answer stays 401, not 429).
@@ -144,10 +144,10 @@ export function clientRateLimiting(deps: {
       !proven && client !== undefined && endpoint === 'token' && client.clientAuthMethod === 'none';
     try {
       if (proven) {
-        await rateLimits.consume(clientRateLimits[endpoint], clientBudgetKey(endpoint, client, ip));
+        await rateLimits.consume(clientRateLimits[endpoint], clientBudgetKey(endpoint, client, addressBlock));
       } else {
         await Promise.all([
-          rateLimits.consume(unprovenRequestLimits[endpoint], unprovenKey(client, ip)),
+          rateLimits.consume(unprovenRequestLimits[endpoint], unprovenKey(client, addressBlock)),
           countIfIssued ? rateLimits.check(clientRateLimits.token, client.clientId) : undefined,
         ]);
       }
@@ -227,12 +227,13 @@ function provesClient(ctx: Context, endpoint: Endpoint, client: Client, secret: 
  * (every authorize URL carries it). Counted per client alone, anyone could spend a client's 30 a minute
  * and lock all its users out, so each address has the client's budget of its own.
  */
-function clientBudgetKey(endpoint: Endpoint, client: Client, ip: string): string {
-  return endpoint === 'authorize' ? unprovenKey(client, ip) : client.clientId;
+function clientBudgetKey(endpoint: Endpoint, client: Client, addressBlock: string): string {
+  return endpoint === 'authorize' ? unprovenKey(client, addressBlock) : client.clientId;
 }
 
-function unprovenKey(client: Client | undefined, ip: string): string {
-  return JSON.stringify([client?.clientId ?? null, ip]);
+/** Per address block (RequestInfo.addressBlock): an IPv6 caller has its /64's budget, not 2^64 of them. */
+function unprovenKey(client: Client | undefined, addressBlock: string): string {
+  return JSON.stringify([client?.clientId ?? null, addressBlock]);
 }
 
 function singleValue(value: string | string[] | undefined): string | undefined {

@@ -253,6 +253,41 @@ describe("a client's budget is spent only by requests that prove they are the cl
     }
   });
 
+  it('authorize and token: an IPv6 caller has the budget of its /64, not one per address', async () => {
+    // A host picks any address of its /64 at will (RFC 8981 temporary addresses).
+    const group = () => crypto.randomInt(0x10000).toString(16);
+    const uniqueBlock = () => `2001:db8:${group()}:${group()}`;
+    const addressIn = (block: string) => `${block}:${group()}:${group()}:${group()}:${group()}`;
+    const { client } = await createTestClient(nodeA.service.db);
+    const authorize = (ip: string) =>
+      fetch(authorizeUrl(nodeA, client.clientId), { redirect: 'manual', headers: { 'x-forwarded-for': ip } });
+    const attacker = uniqueBlock();
+    const statuses: number[] = [];
+    for (let index = 0; index < 31; index++) statuses.push((await authorize(addressIn(attacker))).status);
+    expect(count(statuses, 303)).toBe(30);
+    expect(statuses[30]).toBe(429);
+    expect((await authorize(addressIn(uniqueBlock()))).status).toBe(303);
+    expect((await authorize(uniqueIp())).status).toBe(303);
+
+    // Requests that name no known client: the /64's budget of 20 a minute.
+    const unknownClient = (ip: string) =>
+      post(
+        nodeA,
+        '/oauth/token',
+        { grant_type: 'client_credentials', client_id: `unknown-${crypto.randomUUID()}` },
+        undefined,
+        ip,
+      );
+    const tokenStatuses: number[] = [];
+    for (let index = 0; index < 21; index++) {
+      tokenStatuses.push((await unknownClient(addressIn(attacker))).status);
+    }
+    expect(count(tokenStatuses, 401)).toBe(20);
+    expect(tokenStatuses[20]).toBe(429);
+    expect((await unknownClient(addressIn(uniqueBlock()))).status).toBe(401);
+    expect((await unknownClient(uniqueIp())).status).toBe(401);
+  });
+
   it('token, public client: failed requests count per address; issued tokens count for the client', async () => {
     const { client, config, tokens } = await userWithTokens(nodeA);
     const attacker = uniqueIp();
