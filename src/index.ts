@@ -32,6 +32,8 @@ export type {
   StepField,
   RequestInfo,
 } from './identity/auth-flow/step.js';
+// A RequestInfo for a request made outside HTTP (a test, a job): its address block is derived.
+export { requestFrom } from './http/request-info.js';
 export { StepRegistry } from './identity/auth-flow/step-registry.js';
 export { replaceFunnel, loadFunnel, type FunnelStep } from './identity/auth-flow/funnel-steps.js';
 export { flowKinds, type FlowKind, type FlowSession } from './identity/auth-flow/flow-session.js';
