@@ -97,18 +97,31 @@ describe('requests held at once', () => {
   });
   afterAll(() => held?.close());
 
-  /** A request whose body never finishes, from `address` (the trusted proxy's X-Forwarded-For). */
-  function unfinishedBody(address: string): net.Socket & { received: () => string } {
+  type HeldSocket = net.Socket & { received: () => string };
+
+  /**
+   * Requests whose bodies never finish, from `address` (the trusted proxy's X-Forwarded-For), sent
+   * one after the other, each once the server has taken the one before: `Expect: 100-continue` makes
+   * Node answer `100 Continue` in the tick it hands a request to the service, which admits it (or
+   * refuses it) in that same tick. A check sent before then would race the held requests for places.
+   */
+  async function unfinishedBodies(address: string, count: number): Promise<HeldSocket[]> {
     const { port } = new URL(held.issuer);
-    const socket = net.connect(Number(port), '127.0.0.1');
-    let received = '';
-    socket.on('data', (chunk) => (received += chunk.toString('latin1')));
-    socket.on('error', () => {});
-    socket.write(
-      'POST /api/v2/identity/auth/flow/start HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
-        `Content-Length: 60000\r\nX-Forwarded-For: ${address}\r\n\r\n{"flow":"login","x":"`,
-    );
-    return Object.assign(socket, { received: () => received });
+    const sockets: HeldSocket[] = [];
+    for (let index = 0; index < count; index++) {
+      const socket = net.connect(Number(port), '127.0.0.1');
+      let received = '';
+      socket.on('data', (chunk) => (received += chunk.toString('latin1')));
+      socket.on('error', () => {});
+      socket.write(
+        'POST /api/v2/identity/auth/flow/start HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+          `Content-Length: 60000\r\nExpect: 100-continue\r\nX-Forwarded-For: ${address}\r\n\r\n`,
+      );
+      await expect.poll(() => received, { timeout: 10_000 }).toMatch(/^HTTP\/1\.1 100 /);
+      socket.write('{"flow":"login","x":"');
+      sockets.push(Object.assign(socket, { received: () => received }));
+    }
+    return sockets;
   }
 
   const start = (address: string) =>
@@ -126,7 +139,7 @@ describe('requests held at once', () => {
 
   it('answers 503 over its address’s share, without reading the body; others go on', async () => {
     // Thousands of such requests from one client filled the 160 MB heap and the process died.
-    const sockets = Array.from({ length: 3 }, () => unfinishedBody('203.0.113.1'));
+    const sockets = await unfinishedBodies('203.0.113.1', 3);
     try {
       const refused = await settledStatus('203.0.113.1', 503);
       expect(refused.status).toBe(503);
@@ -150,7 +163,11 @@ describe('requests held at once', () => {
 
   it('counts an IPv6 client by its /64: another address of it is the same client', async () => {
     // A host takes any address of its /64 at will: per address, its share had no end.
-    const sockets = ['2001:db8:5:6::1', '2001:db8:5:6::2', '2001:db8:5:6:0:0:0:3'].map(unfinishedBody);
+    const sockets = [
+      ...(await unfinishedBodies('2001:db8:5:6::1', 1)),
+      ...(await unfinishedBodies('2001:db8:5:6::2', 1)),
+      ...(await unfinishedBodies('2001:db8:5:6:0:0:0:3', 1)),
+    ];
     try {
       expect((await settledStatus('2001:db8:5:6:abcd::4', 503)).status).toBe(503);
       expect((await start('2001:db8:5:7::1')).status).toBe(200);
@@ -163,9 +180,9 @@ describe('requests held at once', () => {
   it('a few addresses holding every place with unfinished bodies keep nobody else out', async () => {
     // Two addresses (of 512 places, 128 each: four) held the whole bound, and every other client got
     // 503 for as long as they dripped their bodies (Node waits 300 s for a request to arrive).
-    const first = Array.from({ length: 3 }, () => unfinishedBody('203.0.113.11'));
+    const first = await unfinishedBodies('203.0.113.11', 3);
     expect((await settledStatus('203.0.113.11', 503)).status).toBe(503);
-    const second = Array.from({ length: 3 }, () => unfinishedBody('203.0.113.12'));
+    const second = await unfinishedBodies('203.0.113.12', 3);
     const sockets = [...first, ...second];
     try {
       expect((await settledStatus('203.0.113.12', 503)).status).toBe(503);
@@ -175,7 +192,7 @@ describe('requests held at once', () => {
       expect(served.status).toBe(200);
       await expect.poll(() => first.filter((socket) => socket.destroyed).length).toBe(1);
       const evicted = first.find((socket) => socket.destroyed)!;
-      expect(evicted.received()).toMatch(/^HTTP\/1\.1 408 /);
+      expect(evicted.received()).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 408 /);
       expect(evicted.received()).toContain('"error":"request_timeout"');
       expect(second.every((socket) => !socket.destroyed)).toBe(true);
     } finally {
