@@ -72,15 +72,13 @@ function statusOf(row: { status: QrLoginStatus; expires_at: Date }, now: Date): 
   return row.status;
 }
 
+/** A QR sign-in request's state (the waiting page's poll); undefined when there is no such request. */
 export async function qrLoginStatus(
   db: Queryable,
   token: string,
   now: Date,
 ): Promise<QrLoginStatus | undefined> {
-  const row = (await db('qr_login_requests')
-    .where({ token_hash: sha256(token) })
-    .first('status', 'expires_at')) as { status: QrLoginStatus; expires_at: Date } | undefined;
-  return row ? statusOf(row, now) : undefined;
+  return (await qrLoginRequester(db, token, now))?.status;
 }
 
 /**
