@@ -56,6 +56,15 @@ export function currentRequest(): RequestContext | undefined {
   return (storage.getStore() as { [contextKey]?: RequestContext } | undefined)?.[contextKey];
 }
 
+/**
+ * The Koa context of the request being served, for work deep inside it that must know who asked
+ * (the argon2 turns per address, password-hash.ts) without every caller passing it along.
+ */
+export function currentKoaContext(): Context | undefined {
+  const store = storage.getStore() as (Context & { [contextKey]?: RequestContext }) | undefined;
+  return store?.[contextKey] ? store : undefined;
+}
+
 /** Fields pino adds to every log line written while a request is being served. */
 export function requestLogFields(): { requestId?: string } {
   const requestId = currentRequest()?.requestId;

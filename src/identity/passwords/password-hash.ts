@@ -1,8 +1,10 @@
 import crypto from 'node:crypto';
 import os from 'node:os';
 import argon2 from 'argon2';
-import pLimit from 'p-limit';
 import { defaults, type ServiceSettings } from '../../defaults.js';
+import { currentKoaContext } from '../../http/request-context.js';
+import { requestInfo } from '../../http/request-info.js';
+import { TurnsPerAddress } from './turns-per-address.js';
 
 /**
  * argon2id parameters of new hashes (src/defaults.ts: OWASP's m=19456 KiB, t=2, p=1). argon2 runs on
@@ -25,7 +27,18 @@ export function argon2Concurrency(
   return Math.max(1, Math.min(cores, threadPoolSize - 1));
 }
 
-const argon2Slots = pLimit(argon2Concurrency());
+const argon2Turns = new TurnsPerAddress(argon2Concurrency());
+
+/**
+ * Runs an argon2 computation in its turn: the slots are shared between client addresses (an IPv6
+ * client's /64) in turns, so one address's burst of password checks doesn't queue everyone else's
+ * sign-in behind it (turns-per-address.ts). Work outside a request (the decoy at start) has a line of
+ * its own.
+ */
+function argon2Slots<T>(work: () => Promise<T>): Promise<T> {
+  const ctx = currentKoaContext();
+  return argon2Turns.run(ctx ? requestInfo(ctx).addressBlock : '', work);
+}
 
 /**
  * Passwords are hashed and checked in Unicode normalization form NFKC (OWASP ASVS 5 6.2.x, NIST SP
