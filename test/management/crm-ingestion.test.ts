@@ -135,6 +135,54 @@ describe('the management consumer on the embedded bus', () => {
     expect(letter!.lastSeenAt.getTime()).toBeGreaterThanOrEqual(letter!.firstSeenAt.getTime());
   });
 
+  it('keeps aside, at once, a message the database cannot store, and applies the rest of its batch', async () => {
+    // PostgreSQL's jsonb refuses the NUL character and lone surrogates: such a message was neither
+    // applied nor kept as a dead letter, and took its whole batch apart at every delivery until dropped.
+    const nul = createCrmEnvelope(
+      'crm.invoice.issued',
+      { ...invoice({ currency: 'EU\u0000R' }), status: 'issued' },
+      { occurredAt: '2025-06-03T00:00:00Z' },
+    );
+    const surrogate = createCrmEnvelope(
+      'crm.invoice.issued',
+      { ...invoice(), status: 'issued', ['note\ud800']: 'x' } as never,
+      { occurredAt: '2025-06-03T00:00:00Z' },
+    );
+    const fineInvoice = invoice();
+    const fine = createCrmEnvelope(
+      'crm.invoice.issued',
+      { ...fineInvoice, status: 'issued' },
+      { occurredAt: '2025-06-03T00:00:00Z' },
+    );
+    const started = Date.now();
+    await publishInProcess(svc, [nul, surrogate, fine]);
+    await consumed(svc);
+    // No redelivery was needed (the first one waits a second).
+    expect(Date.now() - started).toBeLessThan(1000);
+    const record = await svc.service
+      .db('crm_records')
+      .where({ entity: 'invoice', record_id: fineInvoice.invoiceId })
+      .first();
+    expect(record).toMatchObject({ status: 'issued', version: 1 });
+    const errors = await listAuditEvents(svc.service.db, { type: crmIntegrationErrorType, limit: 2 });
+    expect(errors.map((error) => error.details)).toEqual([
+      {
+        source: 'crm',
+        reason: 'malformed',
+        detail: 'data: a key must be well-formed Unicode (a lone UTF-16 surrogate is not a character)',
+        messageId: surrogate.messageId,
+        messageType: 'crm.invoice.issued',
+      },
+      {
+        source: 'crm',
+        reason: 'malformed',
+        detail: 'data.currency: must not contain the NUL character (U+0000)',
+        messageId: nul.messageId,
+        messageType: 'crm.invoice.issued',
+      },
+    ]);
+  });
+
   it('rejects an event without its id and writes an integration error to the audit log', async () => {
     const { invoiceId: _id, ...withoutInvoiceId } = invoice({ amountMinor: 999 });
     const noKey = createCrmEnvelope(

@@ -1,6 +1,7 @@
 import type { CrmEntity } from '../crm-contract/crm-events.js';
 import { crmIdSchema } from '../crm-contract/value-formats.js';
 import { findPaymentPii } from '../crm-contract/payment-pii.js';
+import { jsonBodyProblem } from '../../http/storable-input.js';
 import { isUuid } from '../../identity/uuid.js';
 import type { CrmRules } from './crm-rules.js';
 
@@ -52,12 +53,36 @@ export type ClassifiedMessage = ValidCrmMessage | DeadLetterMessage | RejectedMe
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-const shortText = (value: unknown) => (typeof value === 'string' ? value.slice(0, 100) : undefined);
+/** At most 100 characters of a text, if the database can store them (no NUL, no lone surrogate). */
+function shortText(value: unknown): string | undefined {
+  const text = typeof value === 'string' ? value.slice(0, 100) : undefined;
+  return text !== undefined && jsonBodyProblem(text) === undefined ? text : undefined;
+}
+
+/**
+ * Why the message can't be stored, if it can't: PostgreSQL's jsonb refuses the NUL character and lone
+ * UTF-16 surrogates, and JSON.stringify before it recurses as deep as the message nests
+ * (http/storable-input.ts). Such a message could be neither applied nor kept as a dead letter: each
+ * delivery failed its whole batch, which was then applied one message at a time, until the broker
+ * dropped it. Where a key is what can't be stored, only its parent's path is named.
+ */
+function unstorable(message: Record<string, unknown>): string | undefined {
+  const problem = jsonBodyProblem(message);
+  if (!problem) return undefined;
+  const segments = problem.path.split('.');
+  const badKey = segments.findIndex((segment) => jsonBodyProblem(segment) !== undefined);
+  const detail =
+    badKey < 0
+      ? `${problem.path || '(message)'}: ${problem.message}`
+      : `${segments.slice(0, badKey).join('.') || '(message)'}: a key ${problem.message}`;
+  // Keys may be long; cut by code points, as cutting a surrogate pair in two would make it unstorable.
+  return Array.from(detail).slice(0, 500).join('');
+}
 
 /**
  * Sorts one delivered message (a JSON text or an already parsed object) into valid, dead letter or
- * rejected, in the order docs/crm-contract.md gives: payment PII and missing ids first (refused, nothing
- * kept), then what a fixed management could apply (dead letters), then the full schema.
+ * rejected, in the order docs/crm-contract.md gives: what the database can't store, payment PII and
+ * missing ids first (refused, nothing kept), then what a fixed management could apply (dead letters), then the full schema.
  */
 export function classifyCrmMessage(body: unknown, rules: CrmRules): ClassifiedMessage {
   let message = body;
@@ -72,6 +97,19 @@ export function classifyCrmMessage(body: unknown, rules: CrmRules): ClassifiedMe
     return { outcome: 'rejected', reason: 'malformed', detail: 'the message is not a JSON object' };
   }
   const messageType = shortText(message.messageType);
+  // Before the payment PII: its paths, which the audit entry names, are keys that may be unstorable.
+  const unstorableDetail = unstorable(message);
+  if (unstorableDetail) {
+    return {
+      outcome: 'rejected',
+      reason: 'malformed',
+      detail: unstorableDetail,
+      ...(typeof message.messageId === 'string' && isUuid(message.messageId)
+        ? { messageId: message.messageId.toLowerCase() }
+        : {}),
+      ...(messageType ? { messageType } : {}),
+    };
+  }
   const piiPaths = findPaymentPii(message);
   if (piiPaths.length > 0) {
     return {
