@@ -33,6 +33,8 @@ export const cleanupTasks: CleanupTask[] = [
   expiredRows('federation_step_results', (query, now) => query.where('expires_at', '<', now)),
   // QR sign-in requests live two minutes, used or not (docs/plugins.md, the `qr` step).
   expiredRows('qr_login_requests', (query, now) => query.where('expires_at', '<', now)),
+  // Onboardings after a registration live half an hour (src/identity/onboarding/onboardings.ts).
+  expiredRows('onboardings', (query, now) => query.where('expires_at', '<', now)),
   // A client deletion is news for the client caches' change feed; an hour on, no cache holds the client.
   expiredRows('deleted_oauth_clients', (query, now) =>
     query.where('deleted_at', '<', new Date(now.getTime() - 60 * 60 * 1000)),

@@ -12,9 +12,12 @@ const cookieName = 'onboarding';
  * the OIDC interaction's resume address (on to consent and the client) or a path of this service. A
  * signed, httpOnly, SameSite=Lax cookie: another browser has none, a changed one fails its signature,
  * and a cross-site form post does not carry it. Set by the registration that just finished, cleared at
- * the end of onboarding.
+ * the end of onboarding. It acts only while the onboarding it names is in progress (onboardings.ts): a
+ * copy dies with the user's sessions, and at the end of onboarding.
  */
 const onboardingSchema = z.object({
+  /** The onboarding's row (table onboardings). */
+  id: z.string(),
   userId: z.string(),
   /** The OIDC interaction's resume URL, or a path of this service; absent: the "signed in" page. */
   returnTo: z.string().optional(),

@@ -16,6 +16,7 @@ import { pageLanguage, pageMessages } from '../../i18n/page-language.js';
 import type { SecurityNotifications } from '../notifications/security-notifications.js';
 import { onboardingCookie, type Onboarding } from '../onboarding/onboarding-cookie.js';
 import { saveUserLanguage, saveUserName } from '../onboarding/onboarding-profile.js';
+import { endOnboarding, isOnboardingLive } from '../onboarding/onboardings.js';
 import { nextOnboardingStep, onboardingSteps, type OnboardingStep } from '../onboarding/onboarding-steps.js';
 import { setFirstPassword } from '../passwords/first-password.js';
 import { findPasswordHash } from '../passwords/password-credential.js';
@@ -71,10 +72,15 @@ export function onboardingPageRoutes(deps: OnboardingPageDependencies): Router {
 
   const stepPath = (lang: string, step: OnboardingStep) => `/${lang}/auth/onboarding?step=${step}`;
 
-  /** The onboarded account, or the "expired" page (no cookie, expired, or the account is gone). */
+  /**
+   * The onboarded account, or the "expired" page: no cookie, expired, the account gone or disabled, or
+   * the onboarding ended (finished, or the user's sessions ended since: a copied cookie acts no more).
+   */
   const current = async (ctx: Context): Promise<{ onboarding: Onboarding; user: User } | undefined> => {
-    const onboarding = onboardingCookie.read(ctx, clock.now());
-    const user = onboarding && (await findUserById(db, onboarding.userId));
+    const now = clock.now();
+    const onboarding = onboardingCookie.read(ctx, now);
+    const live = onboarding && (await isOnboardingLive(db, onboarding.id, onboarding.userId, now));
+    const user = live && (await findUserById(db, onboarding.userId));
     if (onboarding && user && user.status === 'active') return { onboarding, user };
     const lang = pageLanguage(ctx);
     const error = new ApiError(400, 'onboarding_expired', 'This page has expired.');
@@ -137,6 +143,7 @@ export function onboardingPageRoutes(deps: OnboardingPageDependencies): Router {
     const user = await findUserById(db, onboarding.userId);
     // The name is not optional: nobody leaves onboarding without one.
     if (!user?.givenName || !user.familyName) return ctx.redirect(publicPath(ctx, stepPath(lang, 'name')));
+    await endOnboarding(db, onboarding.id);
     onboardingCookie.clear(ctx);
     if (onboarding.returnTo) {
       const local = onboarding.returnTo.startsWith('/') ? publicPath(ctx, onboarding.returnTo) : undefined;

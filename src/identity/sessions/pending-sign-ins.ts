@@ -1,5 +1,6 @@
 import type { Queryable } from '../../db/database.js';
 import { retireSsoCodesOf } from '../../oidc/sso/sso-code-records.js';
+import { endOnboardingsOf } from '../onboarding/onboardings.js';
 
 /**
  * Ends the sign-ins a user started but nobody has finished yet: each is a session waiting to be born,
@@ -10,7 +11,9 @@ import { retireSsoCodesOf } from '../../oidc/sso/sso-code-records.js';
  * - one-time SSO codes for other clients (POST /oauth/sso/otc) still pending: they expire;
  * - QR sign-ins the user approved that the waiting device has not taken: they expire now;
  * - sign-in flows (API or OIDC pages) that know the user and have steps left: they go, so a login that
- *   passed the old password before a change can't finish after it with a later step (terms, a plugin).
+ *   passed the old password before a change can't finish after it with a later step (terms, a plugin);
+ * - onboardings after a registration through the pages: they go, so a copied onboarding cookie can't
+ *   go on naming the account, changing its photo or giving a code-only account its first password.
  *
  * Run it in the transaction of the change (revokeUserSessions): all of it happens, or none.
  */
@@ -22,6 +25,7 @@ export async function endPendingSignInsOf(db: Queryable, userId: string, now: Da
     .update({ expires_at: now });
   await retireSsoCodesOf(db, userId);
   await db('auth_flow_sessions').where({ user_id: userId }).delete();
+  await endOnboardingsOf(db, userId);
   await db('qr_login_requests')
     .where({ user_id: userId, status: 'approved' })
     .where('expires_at', '>', now)

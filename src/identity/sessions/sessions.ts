@@ -253,7 +253,7 @@ export async function revokeSession(
  * reset revokes the others), and ends every sign-in of the user through the OIDC pages: the engine's
  * sessions in every browser, every client's refresh tokens, their access tokens and pending codes
  * (endOidcSignInsOf), and the sign-ins begun but not finished: inbound-SSO login tokens, one-time
- * SSO codes, approved QR sign-ins (endPendingSignInsOf). The account leaves the saved-account list
+ * SSO codes, approved QR sign-ins, onboardings (endPendingSignInsOf). The account leaves the saved-account list
  * of every device but the kept session's (unlistAccountFromDevices). The one kept is a main-auth session; no OIDC
  * sign-in is kept. Consents stay. Answers how many sessions ended, main-auth and OIDC sign-ins together. Run it in the caller's
  * transaction: all of it happens, or none.

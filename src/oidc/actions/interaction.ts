@@ -31,7 +31,8 @@ import { listSavedAccounts, removeSavedAccount } from '../../identity/sessions/s
 import type { SecurityNotifications } from '../../identity/notifications/security-notifications.js';
 import type { Federation } from '../../identity/federation/federation-routes.js';
 import { findUserById } from '../../identity/users/user.js';
-import { onboardingCookie } from '../../identity/onboarding/onboarding-cookie.js';
+import { onboardingCookie, onboardingLifetimeMs } from '../../identity/onboarding/onboarding-cookie.js';
+import { startOnboardingRecord } from '../../identity/onboarding/onboardings.js';
 import type { Logger } from '../../logger.js';
 import { allowedScopesOf } from '../client-metadata.js';
 import { allowPluginFrames } from '../../identity/plugin-steps/frame-policy.js';
@@ -362,8 +363,15 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
   };
 
   /** After a registration: the onboarding pages, then `returnTo` (onboarding-page.ts). */
-  const startOnboarding = (ctx: Context, lang: string, userId: string, returnTo: string | undefined) => {
-    onboardingCookie.start(ctx, { userId, returnTo }, clock.now());
+  const startOnboarding = async (
+    ctx: Context,
+    lang: string,
+    userId: string,
+    returnTo: string | undefined,
+  ) => {
+    const now = clock.now();
+    const id = await startOnboardingRecord(db, userId, new Date(now.getTime() + onboardingLifetimeMs), now);
+    onboardingCookie.start(ctx, { id, userId, returnTo }, now);
     ctx.status = 303;
     ctx.redirect(publicPath(ctx, `/${lang}/auth/onboarding`));
   };
