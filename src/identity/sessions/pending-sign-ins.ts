@@ -1,6 +1,6 @@
 import type { Queryable } from '../../db/database.js';
-import { retireSsoCodesOf } from '../../oidc/sso/sso-code-records.js';
 import { endOnboardingsOf } from '../onboarding/onboardings.js';
+import { retireCodesOf } from '../verification/verification-code-records.js';
 
 /**
  * Ends the sign-ins a user started but nobody has finished yet: each is a session waiting to be born,
@@ -8,7 +8,9 @@ import { endOnboardingsOf } from '../onboarding/onboardings.js';
  * who asked for one just before the owner signed out everywhere would otherwise sign in with it after):
  *
  * - inbound-SSO login tokens (POST /oauth/sso/inbound) not yet used: they expire now;
- * - one-time SSO codes for other clients (POST /oauth/sso/otc) still pending: they expire;
+ * - codes sent for the user still pending: one-time SSO codes for other clients (POST /oauth/sso/otc),
+ *   sign-in codes, password reset codes, a contact's confirmation codes: they expire, so whoever read
+ *   one (a shared inbox, a phone on a desk) can't sign in or set a password with it after the change;
  * - QR sign-ins the user approved that the waiting device has not taken: they expire now;
  * - sign-in flows (API or OIDC pages) that know the user and have steps left: they go, so a login that
  *   passed the old password before a change can't finish after it with a later step (terms, a plugin);
@@ -23,7 +25,7 @@ export async function endPendingSignInsOf(db: Queryable, userId: string, now: Da
     .whereNull('used_at')
     .where('expires_at', '>', now)
     .update({ expires_at: now });
-  await retireSsoCodesOf(db, userId);
+  await retireCodesOf(db, userId);
   await db('auth_flow_sessions').where({ user_id: userId }).delete();
   await endOnboardingsOf(db, userId);
   await db('qr_login_requests')

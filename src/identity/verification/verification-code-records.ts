@@ -44,6 +44,17 @@ export async function replacePendingCode(
   return (row as { id: string }).id;
 }
 
+/**
+ * Retires every pending code issued for the user, whatever its purpose: a sign-in code, a reset code,
+ * a contact's confirmation code, a one-time SSO code. Their sessions all ended (a password change or
+ * reset, "sign out everywhere", an administrator's revocation or disable), and a code sent before must
+ * not sign anyone in, set a password or start a sign-in at a client after it. Decoy codes (no user)
+ * are not the user's.
+ */
+export async function retireCodesOf(db: Queryable, userId: string): Promise<void> {
+  await db('verification_codes').where({ user_id: userId, status: 'pending' }).update({ status: 'expired' });
+}
+
 export async function expireCode(db: Queryable, id: string): Promise<void> {
   await db('verification_codes').where({ id, status: 'pending' }).update({ status: 'expired' });
 }

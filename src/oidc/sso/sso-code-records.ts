@@ -39,17 +39,6 @@ export async function storeSsoCode(
   });
 }
 
-/**
- * Retires every pending code of a user, for every client: the user's sessions all ended (a password
- * change or reset, "sign out everywhere", an administrator's revocation or disable), and a code asked
- * for before that must not start a sign-in at a client after it.
- */
-export async function retireSsoCodesOf(db: Queryable, userId: string): Promise<void> {
-  await db('verification_codes')
-    .where({ purpose, user_id: userId, status: 'pending' })
-    .update({ status: 'expired' });
-}
-
 export interface RedeemedSsoCode {
   userId: string;
   scope: string;
