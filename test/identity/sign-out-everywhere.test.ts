@@ -78,9 +78,11 @@ async function beginSignInsElsewhere(user: { id: string; email: string | null; p
   const firstParty = await createTestClient(db, { type: 'confidential', firstParty: true });
   const firstPartyClient = { clientId: firstParty.client.clientId, clientSecret: firstParty.clientSecret! };
   const config = await discover(service.issuer, firstPartyClient.clientId, firstPartyClient.clientSecret);
+  // Granted roles: only a token carrying the user's authority becomes an inbound session.
   const { tokens } = await completeAuthorization(config, new HttpBrowser(service.issuer), {
     identifier: user.email!,
     password: user.password,
+    parameters: { scope: 'openid roles' },
   });
   const inbound = await requestLoginToken(service, firstPartyClient, { access_token: tokens.access_token });
   expect(inbound.status).toBe(201);

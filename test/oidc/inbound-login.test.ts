@@ -100,6 +100,37 @@ describe('POST /oauth/sso/inbound and POST /api/v2/identity/auth/inbound', () =>
     }
   });
 
+  it('refuses a token not granted roles: a main-auth session carries the user’s whole authority', async () => {
+    // A super_admin signs in to a first-party application that asked only for openid: the application
+    // must not trade that token for a session that administers the service.
+    const parties = await firstPartyClientWithUserToken(service, {
+      scope: 'openid profile',
+      roles: ['super_admin'],
+    });
+    expect(decodeJwt(parties.accessToken).permissions).toBeUndefined();
+    const answer = await requestLoginToken(service, parties, { access_token: parties.accessToken });
+    expect(answer.status).toBe(403);
+    expect(await answer.json()).toMatchObject({ error: 'insufficient_scope', details: { scope: 'roles' } });
+    expect(await service.service.db('inbound_login_tokens').where({ user_id: parties.user.id })).toHaveLength(
+      0,
+    );
+  });
+
+  it('refuses a login token once its client is no longer allowed roles', async () => {
+    const { db } = service.service;
+    const parties = await firstPartyClientWithUserToken(service, { roles: ['super_admin'] });
+    const issued = await requestLoginToken(service, parties, { access_token: parties.accessToken });
+    expect(issued.status).toBe(201);
+    const { login_token: loginToken } = (await issued.json()) as { login_token: string };
+    await db('oauth_clients')
+      .where({ client_id: parties.clientId })
+      .update({ allowed_scopes: ['openid', 'profile', 'email'] });
+    const answer = await signInWith(loginToken);
+    expect(answer.status).toBe(401);
+    expect(await answer.json()).toMatchObject({ error: 'invalid_login_token' });
+    expect(await db('sessions').where({ user_id: parties.user.id })).toHaveLength(0);
+  });
+
   it('refuses an unknown login token and a malformed body', async () => {
     expect((await signInWith('no-such-token')).status).toBe(401);
     expect((await signInWith(42)).status).toBe(400);

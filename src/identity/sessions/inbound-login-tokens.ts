@@ -30,8 +30,8 @@ export async function storeInboundLoginToken(
  * Uses a login token: one conditional UPDATE, so parallel uses of one token sign in once. The token is
  * looked up by its SHA-256 (it has 256 random bits: nothing about it leaks through the lookup's time).
  * Undefined when it is unknown, expired or used, or when the client it was handed to has since been
- * disabled, deleted or lost its first-party mark: only such a client may sign people in here, at
- * redemption as at issue.
+ * disabled, deleted, lost its first-party mark or the `roles` scope: only a client whose tokens carry
+ * the user's authority may sign people in here, at redemption as at issue.
  */
 export async function redeemInboundLoginToken(
   db: Queryable,
@@ -44,7 +44,8 @@ export async function redeemInboundLoginToken(
      where token_hash = ? and used_at is null and expires_at > cast(? as timestamptz)
        and auth_time is not null
        and exists (select 1 from oauth_clients where oauth_clients.client_id = inbound_login_tokens.client_id
-                   and oauth_clients.is_active and oauth_clients.first_party)
+                   and oauth_clients.is_active and oauth_clients.first_party
+                   and 'roles' = any(oauth_clients.allowed_scopes))
      returning user_id, client_id, auth_time`,
     [now, sha256(token), now],
   );

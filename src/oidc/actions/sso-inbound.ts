@@ -63,6 +63,19 @@ export function ssoInboundRoutes(deps: {
       if (principal.authTime === undefined) {
         throw new InvalidAccessTokenError('the access token does not say when its user authenticated');
       }
+      // The session this starts is the user's own sign-in to this service: it acts with all their roles
+      // and permissions. Only a token that carries that authority may become one (its client is
+      // first-party, and the user granted it `roles`, still allowed): a token granted `openid` lets
+      // the application know who the user is, not administer the service as them.
+      if (!principal.hasUserAuthority) {
+        throw new ApiError(
+          403,
+          'insufficient_scope',
+          'The access token was not granted the roles scope: it does not carry the user’s authority, ' +
+            'which a session of this service would.',
+          { scope: 'roles' },
+        );
+      }
       userId = principal.userId;
       authTime = new Date(principal.authTime * 1000);
     } catch (error) {
