@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createQrLoginRequest } from '../../src/identity/qr-login/qr-login-requests.js';
+import { saveConsent } from '../../src/oidc/models/consent.js';
 import { createServiceClient, createTestClient, createTestUser } from '../support/fixtures.js';
 import { HttpBrowser } from '../support/http-browser.js';
 import { exchangeSsoCode, requestSsoCode } from '../oidc/support/sso-code.js';
@@ -71,6 +72,8 @@ async function beginSignInsElsewhere(user: { id: string; email: string | null; p
   const { db, clock } = service.service;
   const mainAuth = await mainAuthTokenFor(service, user.id);
   const otcClient = await createTestClient(db, { type: 'confidential' });
+  // A third-party client gets a code only once the user consented to it.
+  await saveConsent(db, user.id, otcClient.client.clientId, ['openid'], clock.now());
   const otc = await requestSsoCode(service, mainAuth, { client_id: otcClient.client.clientId });
   expect(otc.status).toBe(201);
   const { code } = (await otc.json()) as { code: string };

@@ -1,10 +1,12 @@
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { saveConsent } from '../../src/oidc/models/consent.js';
 import { ssoCodeGrantType } from '../../src/oidc/sso/sso-clients.js';
 import { createTestClient, createTestUser } from '../support/fixtures.js';
 import { mainAuthToken } from '../support/sign-in.js';
 import { ManualClock } from '../support/manual-clock.js';
-import { discover, oidc } from '../support/relying-party.js';
+import { HttpBrowser } from '../support/http-browser.js';
+import { completeAuthorization, discover, oidc } from '../support/relying-party.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 import {
   exchangeSsoCode,
@@ -48,6 +50,7 @@ describe('POST /oauth/sso/otc', () => {
     const { db } = service.service;
     const parties = await ssoParties(service);
     const { client } = await createTestClient(db, { type: 'confidential', scopes: ['openid', 'email'] });
+    await saveConsent(db, parties.user.id, client.clientId, ['openid', 'email', 'roles'], clock.now());
     const response = await requestSsoCode(service, parties.accessToken, {
       client_id: client.clientId,
       scope: 'openid email roles',
@@ -87,6 +90,59 @@ describe('POST /oauth/sso/otc', () => {
       expect(await response.json()).toMatchObject({ error: 'invalid_client' });
     }
     expect(await db('verification_codes').where({ user_id: parties.user.id })).toHaveLength(0);
+  });
+});
+
+describe('a third-party client gets by code only what the user consented to', () => {
+  it('refuses a code for a client the user never consented to', async () => {
+    const { db } = service.service;
+    const parties = await ssoParties(service, { consent: null });
+    const response = await requestSsoCode(service, parties.accessToken, {
+      client_id: parties.client.clientId,
+      scope: 'openid email profile',
+    });
+    expect(response.status).toBe(403);
+    expect(await response.json()).toMatchObject({ error: 'consent_required' });
+    expect(await db('verification_codes').where({ user_id: parties.user.id })).toHaveLength(0);
+  });
+
+  it('gives the scopes consented at authorize, not the others the client is allowed', async () => {
+    const { db } = service.service;
+    const parties = await ssoParties(service, { consent: null });
+    const config = await discover(service.issuer, parties.client.clientId, parties.clientSecret);
+    await completeAuthorization(config, new HttpBrowser(service.issuer), {
+      identifier: parties.user.email!,
+      password: parties.user.password,
+      parameters: { scope: 'openid email' },
+    });
+    const consent = await db('consents').where({ user_id: parties.user.id }).first();
+    expect([...consent.scopes].sort()).toEqual(['email', 'openid']);
+
+    const issued = await issuedCode(parties, 'openid email profile phone roles');
+    expect(issued.scope.split(' ').sort()).toEqual(['email', 'openid']);
+    const tokens = await oidc.genericGrantRequest(config, ssoCodeGrantType, { code: issued.code });
+    expect(tokens.scope?.split(' ').sort()).toEqual(['email', 'openid']);
+    expect(decodeJwt(tokens.access_token).permissions).toBeUndefined();
+    const userinfo = await oidc.fetchUserInfo(config, tokens.access_token, parties.user.id);
+    expect(userinfo.email).toBe(parties.user.email);
+    expect(userinfo).not.toHaveProperty('name');
+  });
+
+  it('gives no tokens for a code whose consent was withdrawn before the exchange', async () => {
+    const parties = await ssoParties(service);
+    const issued = await issuedCode(parties, 'openid email');
+    const withdrawn = await fetch(service.url(`/oauth/consents/${parties.client.clientId}`), {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${parties.accessToken}` },
+    });
+    expect(withdrawn.status).toBe(204);
+    const answer = await exchangeSsoCode(
+      service,
+      { clientId: parties.client.clientId, clientSecret: parties.clientSecret },
+      issued.code,
+    );
+    expect(answer.status).toBe(400);
+    expect(await answer.json()).toMatchObject({ error: 'invalid_grant' });
   });
 });
 

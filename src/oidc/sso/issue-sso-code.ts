@@ -3,6 +3,7 @@ import type { Database } from '../../db/database.js';
 import { ApiError } from '../../http/api-error.js';
 import { findClient } from '../models/oauth-client.js';
 import { isOidcScope, splitScope } from '../scopes.js';
+import { scopesConsentedForCode } from './consented-code-scopes.js';
 import { acceptsSsoCodes } from './sso-clients.js';
 import { storeSsoCode } from './sso-code-records.js';
 import { generateSsoCode, hashSsoCode, ssoCodeLifetimeSeconds } from './sso-code.js';
@@ -16,7 +17,8 @@ export interface IssuedSsoCode {
 
 /**
  * A one-time code for a signed-in user to hand to one named client (POST /oauth/sso/otc). The scopes
- * asked for are filtered against the client's allowed scopes, as at authorize; `openid` always.
+ * asked for are filtered against the client's allowed scopes, as at authorize, `openid` always, and
+ * for a client not first-party against what the user consented to it (consented-code-scopes.ts).
  * Only the code's SHA-256 is stored, with the user, the client and the scopes; no token exists yet.
  */
 export async function issueSsoCode(
@@ -45,9 +47,21 @@ export async function issueSsoCode(
   }
   const allowed = new Set(client.allowedScopes.filter(isOidcScope));
   const requested = splitScope(request.scope ?? 'openid');
-  const scope = [...new Set(['openid', ...requested])].filter((item) => allowed.has(item as never));
-  if (!scope.includes('openid')) {
+  const allowedScope = [...new Set(['openid', ...requested])].filter((item) => allowed.has(item as never));
+  if (!allowedScope.includes('openid')) {
     throw new ApiError(400, 'invalid_client', 'This client is not allowed the openid scope.');
+  }
+  const scope = await scopesConsentedForCode(
+    deps.db,
+    { userId: request.userId, clientId: client.clientId, firstParty: client.firstParty },
+    allowedScope,
+  );
+  if (!scope.includes('openid')) {
+    throw new ApiError(
+      403,
+      'consent_required',
+      'You have not consented to this application yet: sign in to it once through its own sign-in page.',
+    );
   }
   const now = deps.clock.now();
   const code = generateSsoCode();

@@ -5,6 +5,8 @@ import { issueTokens } from 'oidc-provider/lib/helpers/grant_common.js';
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { splitScope } from '../scopes.js';
+import { isFirstParty } from '../client-metadata.js';
+import { scopesConsentedForCode } from './consented-code-scopes.js';
 import { ssoCodeGrantType } from './sso-clients.js';
 import { redeemSsoCode } from './sso-code-records.js';
 
@@ -45,7 +47,15 @@ export function installSsoCodeGrant(
     const redeemed = await redeemSsoCode(deps.db, { clientId: client.clientId, code }, deps.clock.now());
     if (!redeemed) throw new errors.InvalidGrant('the code is wrong, expired or already used');
 
-    const scopes = splitScope(redeemed.scope);
+    // The consent may have been withdrawn since the code was made: the tokens carry only what is
+    // consented now (and nothing without openid), as the code carried only what was consented then.
+    const scopes = await scopesConsentedForCode(
+      deps.db,
+      { userId: redeemed.userId, clientId: client.clientId, firstParty: isFirstParty(client as never) },
+      splitScope(redeemed.scope),
+    );
+    if (!scopes.includes('openid'))
+      throw new errors.InvalidGrant('the user no longer consents to this client');
     const grant = new provider.Grant({ accountId: redeemed.userId, clientId: client.clientId });
     grant.addOIDCScope(scopes.join(' '));
     grant.addResourceScope(deps.apiAudience, scopes.join(' '));

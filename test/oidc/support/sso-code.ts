@@ -2,13 +2,20 @@ import { expect } from 'vitest';
 import { createTestClient, createTestUser } from '../../support/fixtures.js';
 import { mainAuthToken } from '../../support/sign-in.js';
 import type { TestService } from '../../support/test-service.js';
+import { saveConsent } from '../../../src/oidc/models/consent.js';
 import { ssoCodeGrantType } from '../../../src/oidc/sso/sso-clients.js';
 
-/** A confidential client of the code flow (the kind that takes users by one-time code) and a user. */
-export async function ssoParties(service: TestService) {
-  const { db } = service.service;
+/**
+ * A confidential client of the code flow (the kind that takes users by one-time code) and a user who
+ * consented to it earlier (`consent`, default openid profile email: a third-party client gets by code
+ * only what the user consented to; `null`: never).
+ */
+export async function ssoParties(service: TestService, options: { consent?: string[] | null } = {}) {
+  const { db, clock } = service.service;
   const user = await createTestUser(db);
   const { client, clientSecret } = await createTestClient(db, { type: 'confidential' });
+  const consent = options.consent === undefined ? ['openid', 'profile', 'email'] : options.consent;
+  if (consent) await saveConsent(db, user.id, client.clientId, consent, clock.now());
   const accessToken = await mainAuthToken(service, user);
   return { user, client, clientSecret: clientSecret!, accessToken };
 }
