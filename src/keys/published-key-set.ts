@@ -1,6 +1,7 @@
 import { importJWK, type JWK, type JWTHeaderParameters, type KeyObject } from 'jose';
 import type { Clock } from '../clock.js';
 import type { Queryable } from '../db/database.js';
+import { keyPurposeMember } from './published-key-purpose.js';
 import { findPublishedKeys, signingAlgorithm, type KeyPurpose, type PublishedKey } from './signing-keys.js';
 
 const refreshEveryMs = 60_000;
@@ -27,7 +28,9 @@ export class PublishedKeySet {
     this.#loading ??= (async () => {
       try {
         this.#keys = await findPublishedKeys(this.db, this.clock.now());
-        this.#jwksBody = JSON.stringify({ keys: this.#keys.map((key) => key.publicJwk) });
+        this.#jwksBody = JSON.stringify({
+          keys: this.#keys.map((key) => ({ ...key.publicJwk, [keyPurposeMember]: key.purpose })),
+        });
         this.#loadedAt = this.clock.now().getTime();
       } finally {
         this.#loading = undefined;

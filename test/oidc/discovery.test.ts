@@ -2,6 +2,7 @@ import http from 'node:http';
 import { createLocalJWKSet, jwtVerify, SignJWT, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/test-service.js';
+import { keyPurposeMember } from '../../src/keys/published-key-purpose.js';
 
 let service: TestService;
 beforeAll(async () => {
@@ -96,6 +97,9 @@ describe('discovery and keys', () => {
     const { keys } = (await response.json()) as { keys: Record<string, unknown>[] };
     const { oidc, mainAuth } = service.service.keys;
     expect(keys.map((key) => key.kid).sort()).toEqual([oidc.kid, mainAuth.kid].sort());
+    // Each key says what it signs, so a verifier elsewhere trusts it for those tokens only.
+    const purposeOf = (kid: string) => keys.find((key) => key.kid === kid)?.[keyPurposeMember];
+    expect([purposeOf(oidc.kid), purposeOf(mainAuth.kid)]).toEqual(['oidc', 'main-auth']);
     for (const key of keys) {
       expect(key).toMatchObject({ kty: 'RSA', alg: 'RS256', use: 'sig' });
       for (const privatePart of ['d', 'p', 'q', 'dp', 'dq', 'qi'])

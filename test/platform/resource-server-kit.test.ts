@@ -1,5 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import crypto from 'node:crypto';
+import { decodeJwt, SignJWT } from 'jose';
 import Koa from 'koa';
 import Router from '@koa/router';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +12,7 @@ import {
   verifyEcosystemTokens,
   type ResourceServerOptions,
 } from '../../src/platform/client/index.js';
+import type { SigningKey } from '../../src/keys/signing-keys.js';
 import { createServiceClient, createTestUser } from '../support/fixtures.js';
 import { discover, oidc } from '../support/relying-party.js';
 import { userWithTokens } from '../support/sign-in.js';
@@ -124,4 +127,53 @@ describe('the resource-server kit against the running identity service', () => {
     expect(answer).toMatchObject({ status: 403, body: { error: 'forbidden' } });
     expect(answer.body.message).toContain("does not carry the user's authority");
   });
+
+  it('binds each key to its kind: a token signed by the other purpose’s key is refused', async () => {
+    const { keys, config } = identity.service;
+    const now = Math.floor(Date.now() / 1000);
+    const sign = (key: SigningKey, typ: string, claims: Record<string, unknown>) =>
+      new SignJWT(claims)
+        .setProtectedHeader({ alg: 'RS256', kid: key.kid, typ })
+        .setIssuer(identity.issuer)
+        .setAudience(config.apiAudience)
+        .setIssuedAt(now)
+        .setExpirationTime(now + 300)
+        .sign(key.privateKey);
+    // Shaped like a main-auth token of an administrator, signed by the OAuth (OIDC) key.
+    const mainAuthByOidcKey = await sign(keys.oidc, 'JWT', {
+      sub: crypto.randomUUID(),
+      sessionId: crypto.randomUUID(),
+      tokenId: crypto.randomUUID(),
+      roles: ['super_admin'],
+      permissions: ['*'],
+    });
+    // Shaped like a service token, signed by the main-auth key.
+    const serviceByMainAuthKey = await sign(keys.mainAuth, 'at+jwt', {
+      sub: 'some-service',
+      client_id: 'some-service',
+      serviceClient: true,
+      scope: 'service:crm.aggregates.read',
+    });
+    // The same shapes signed by the right keys pass: only the key decides here.
+    expect(
+      (await call('/crm', await sign(keys.oidc, 'at+jwt', jwtClaims(serviceByMainAuthKey)))).status,
+    ).toBe(200);
+    expect(
+      (await call('/reports', await sign(keys.mainAuth, 'JWT', jwtClaims(mainAuthByOidcKey)))).status,
+    ).toBe(200);
+
+    for (const [path, token] of [
+      ['/reports', mainAuthByOidcKey],
+      ['/crm', serviceByMainAuthKey],
+    ] as const) {
+      const answer = await call(path, token);
+      expect(answer).toMatchObject({ status: 401, body: { error: 'invalid_token' } });
+    }
+  });
 });
+
+/** A token's claims without the registered ones SignJWT sets again. */
+function jwtClaims(token: string): Record<string, unknown> {
+  const { iss: _iss, aud: _aud, iat: _iat, exp: _exp, ...claims } = decodeJwt(token);
+  return claims;
+}

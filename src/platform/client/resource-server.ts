@@ -3,9 +3,12 @@ import {
   decodeProtectedHeader,
   errors as joseErrors,
   jwtVerify,
+  type FlattenedJWSInput,
+  type JWTHeaderParameters,
   type JWTPayload,
 } from 'jose';
 import type { Context, Middleware } from 'koa';
+import { keyPurposeMember } from '../../keys/published-key-purpose.js';
 
 /**
  * The resource-server kit (docs/resource-server.md): Koa middleware for the ecosystem's other services
@@ -76,7 +79,9 @@ export function ecosystemTokenVerifier(options: ResourceServerOptions) {
   const audience = options.audience ?? 'urn:ecosystem:api';
   const accept = new Set(options.accept ?? ['main-auth', 'oauth-user', 'oauth-service']);
   const firstParty = new Set(options.firstPartyClients ?? []);
-  const keys = createRemoteJWKSet(new URL(options.jwksUri ?? `${issuer}/.well-known/jwks.json`));
+  const keys = keysByPurpose(
+    createRemoteJWKSet(new URL(options.jwksUri ?? `${issuer}/.well-known/jwks.json`)),
+  );
   const checks = {
     issuer,
     audience,
@@ -98,7 +103,7 @@ export function ecosystemTokenVerifier(options: ResourceServerOptions) {
           ? 'oauth'
           : undefined;
     if (!kind) throw new InvalidEcosystemTokenError('not an ecosystem access token');
-    const claims = await verifiedClaims(token, keys, {
+    const claims = await verifiedClaims(token, keys(kind === 'main-auth' ? 'main-auth' : 'oidc'), {
       ...checks,
       typ: kind === 'main-auth' ? 'JWT' : 'at+jwt',
       requiredClaims: kind === 'main-auth' ? ['sub', 'exp', 'sessionId'] : ['sub', 'exp', 'client_id'],
@@ -137,9 +142,30 @@ export function ecosystemTokenVerifier(options: ResourceServerOptions) {
   };
 }
 
+/**
+ * Key resolvers that trust a key of the issuer's JWKS only for the tokens of its purpose (the member
+ * the identity service publishes with each key): the main-auth key for main-auth tokens, the OIDC key
+ * for OAuth access tokens. Told apart by the typ header alone, a token signed by the other purpose's
+ * key would pass for the kind its header names. A key without the member vouches for nothing.
+ */
+function keysByPurpose(remote: ReturnType<typeof createRemoteJWKSet>) {
+  return (purpose: 'main-auth' | 'oidc') =>
+    async (header: JWTHeaderParameters, token: FlattenedJWSInput): ReturnType<typeof remote> => {
+      if (typeof header.kid !== 'string') throw new InvalidEcosystemTokenError('the token names no key');
+      // Fetches the set (again, on an unknown kid) and picks the key as jose does.
+      const key = await remote(header, token);
+      const published = remote.jwks()?.keys.find((candidate) => candidate.kid === header.kid) as
+        Record<string, unknown> | undefined;
+      if (published?.[keyPurposeMember] !== purpose) {
+        throw new InvalidEcosystemTokenError(`the key ${header.kid} does not sign ${purpose} tokens`);
+      }
+      return key;
+    };
+}
+
 async function verifiedClaims(
   token: string,
-  keys: ReturnType<typeof createRemoteJWKSet>,
+  keys: ReturnType<ReturnType<typeof keysByPurpose>>,
   checks: Parameters<typeof jwtVerify>[2],
 ): Promise<JWTPayload> {
   try {
