@@ -3,6 +3,7 @@ import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { clientsCreateCommand, clientsListCommand } from '../../src/cli/commands/clients.js';
+import { runCommand } from '../../src/cli/run-command.js';
 import { loadUserAccess } from '../../src/identity/access/user-access.js';
 import { updateClient } from '../../src/oidc/models/oauth-client.js';
 import { callbackUri, createServiceClient, createTestClient, createTestUser } from '../support/fixtures.js';
@@ -210,6 +211,45 @@ describe('first-party clients', () => {
     expect(listed.find((client) => client.client_id === partner.client_id)).toMatchObject({
       first_party: false,
     });
+  });
+
+  it('lose the mark with the CLI (clients:update --first-party false): their live tokens lose the user’s authority', async () => {
+    const { db } = service.service;
+    const { client, tokens } = await superAdminSignsIn({ firstParty: true, scope: 'openid roles' });
+    expect(await managementCalls(tokens.access_token)).toMatchObject(allowedEverywhere);
+    const before = (await db('oauth_clients').where({ client_id: client.clientId }).first()).updated_at;
+
+    const demoted = await runCommand(
+      ['clients:update', '--client-id', client.clientId, '--first-party', 'false'],
+      async () => ({ db, clock: systemClock }),
+    );
+    expect(demoted.exitCode).toBe(0);
+    expect(JSON.parse(demoted.stdout)).toMatchObject({ client_id: client.clientId, first_party: false });
+    expect(await managementCalls(tokens.access_token)).toMatchObject(refusedEverywhere);
+    // Other nodes read the change from updated_at (src/oidc/client-cache.ts); the change is audited.
+    const row = await db('oauth_clients').where({ client_id: client.clientId }).first();
+    expect(row.updated_at.getTime()).toBeGreaterThan(before.getTime());
+    const [audit] = await db('audit_log')
+      .where({ type: 'admin.oauth_client.updated' })
+      .whereRaw(`details->>'clientId' = ?`, [client.clientId]);
+    expect(audit.details).toMatchObject({ via: 'cli', fields: ['firstParty'] });
+
+    const promoted = await runCommand(
+      ['clients:update', '--client-id', client.clientId, '--first-party', 'true'],
+      async () => ({ db, clock: systemClock }),
+    );
+    expect(JSON.parse(promoted.stdout)).toMatchObject({ first_party: true });
+    expect(await managementCalls(tokens.access_token)).toMatchObject(allowedEverywhere);
+  });
+
+  it('a service client can’t be marked first-party: it acts by its service scopes only', async () => {
+    const { client } = await createServiceClient(service.service.db, ['service:crm.aggregates.read']);
+    const refused = await runCommand(
+      ['clients:update', '--client-id', client.clientId, '--first-party', 'true'],
+      async () => ({ db: service.service.db, clock: systemClock }),
+    );
+    expect(refused.exitCode).toBe(2);
+    expect(refused.stderr).toContain('service scopes only');
   });
 
   it('are not created by POST /oauth/clients/register: what it registers is third-party', async () => {

@@ -8,6 +8,7 @@ import {
   findClient,
   grantTypes,
   rotateClientSecret,
+  setClientFirstParty,
   updateClient,
   type ClientChanges,
 } from '../../oidc/models/oauth-client.js';
@@ -62,8 +63,9 @@ const changesSchema = z.object({
 export const clientsUpdateCommand: CliCommand = {
   name: 'clients:update',
   usage:
-    'clients:update --client-id C [--name N] [--redirect-uri U]... [--post-logout-redirect-uri U]... [--scope S]... [--grant-type G]...',
-  summary: 'Change a client (a list given replaces the stored one); checked by the registration rules',
+    'clients:update --client-id C [--name N] [--redirect-uri U]... [--post-logout-redirect-uri U]... [--scope S]... [--grant-type G]... [--first-party true|false]',
+  summary:
+    'Change a client (a list given replaces the stored one; --first-party gives or takes the mark); checked by the registration rules',
   options: {
     'client-id': { type: 'string' },
     name: { type: 'string' },
@@ -71,10 +73,16 @@ export const clientsUpdateCommand: CliCommand = {
     'post-logout-redirect-uri': { type: 'string', multiple: true },
     scope: { type: 'string', multiple: true },
     'grant-type': { type: 'string', multiple: true },
+    'first-party': { type: 'string' },
   },
   needsDatabase: true,
   parse(values) {
     const clientId = clientIdOf(values);
+    // The operator's first-party mark (no API sets it), given or taken away.
+    const firstPartyFlag = values['first-party'];
+    if (firstPartyFlag !== undefined && firstPartyFlag !== 'true' && firstPartyFlag !== 'false') {
+      throw new UsageError('--first-party: must be true or false');
+    }
     const parsed = changesSchema.safeParse({
       name: values.name,
       redirectUris: asList(values['redirect-uri']),
@@ -88,19 +96,23 @@ export const clientsUpdateCommand: CliCommand = {
     const changes = Object.fromEntries(
       Object.entries(parsed.data).filter(([, value]) => value !== undefined),
     ) as ClientChanges;
-    if (Object.keys(changes).length === 0) throw new UsageError('nothing to change');
-    return { clientId, changes };
+    const firstParty = firstPartyFlag === undefined ? undefined : firstPartyFlag === 'true';
+    if (Object.keys(changes).length === 0 && firstParty === undefined) {
+      throw new UsageError('nothing to change');
+    }
+    return { clientId, changes, firstParty };
   },
-  async run({ clientId, changes }: { clientId: string; changes: ClientChanges }, context) {
+  async run(
+    { clientId, changes, firstParty }: { clientId: string; changes: ClientChanges; firstParty?: boolean },
+    context,
+  ) {
     const client = await changeClient(context!, clientId, async (trx, now) => {
-      const updated = await updateClient(trx, clientId, changes, now);
+      let updated =
+        Object.keys(changes).length > 0 ? await updateClient(trx, clientId, changes, now) : undefined;
+      if (firstParty !== undefined) updated = await setClientFirstParty(trx, clientId, firstParty, now);
       if (!updated) throw noClient(clientId);
-      await auditCliChange(
-        trx,
-        adminAuditEventTypes.clientUpdated,
-        { clientId, fields: Object.keys(changes) },
-        now,
-      );
+      const fields = [...Object.keys(changes), ...(firstParty === undefined ? [] : ['firstParty'])];
+      await auditCliChange(trx, adminAuditEventTypes.clientUpdated, { clientId, fields }, now);
       return updated;
     });
     return clientView(client);

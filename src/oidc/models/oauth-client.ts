@@ -338,6 +338,38 @@ export async function updateClient(
 }
 
 /**
+ * Marks a client first-party, or takes the mark away (the operator's CLI only: no API changes it). The
+ * whole client must stay valid (a service client acts by its service scopes, never first-party).
+ * `updated_at` moves, so every node's client cache sees the change within seconds: a token of the
+ * client then acts with, or without, its users' authority at once, as a token of a client whose `roles`
+ * was taken away does. Undefined when there is no such client; a ZodError when the rules refuse it.
+ */
+export async function setClientFirstParty(
+  db: Queryable,
+  clientId: string,
+  firstParty: boolean,
+  now: Date,
+): Promise<OAuthClient | undefined> {
+  const current = await findClientForUpdate(db, clientId);
+  if (!current) return undefined;
+  newClientSchema.parse({
+    name: current.name,
+    type: current.type,
+    redirectUris: current.redirectUris,
+    postLogoutRedirectUris: current.postLogoutRedirectUris,
+    scopes: current.allowedScopes,
+    grantTypes: current.grantTypes,
+    ownerId: current.ownerId,
+    firstParty,
+  });
+  const [row] = await db<OAuthClientRow>('oauth_clients')
+    .where({ client_id: clientId })
+    .update({ first_party: firstParty, updated_at: now }, '*');
+  clientChanges.emit('change', clientId);
+  return fromRow(row!);
+}
+
+/**
  * The client's row, locked until the transaction ends: a caller judging a change by the client as it
  * is (src/oidc/client-authority.ts) sees the row the change will apply to.
  */
