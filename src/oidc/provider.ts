@@ -22,6 +22,7 @@ import { allowedScopesMetadata, allowedScopesOf, firstPartyMetadata } from './cl
 import { installClientSecretHashing } from './client-secret.js';
 import { authPagePath } from './auth-page-path.js';
 import { createInteractionPolicy } from './interaction-policy.js';
+import { engineSessionCookieName } from './engine-session-cookie.js';
 import { logoutSource, postLogoutSuccessSource } from './logout-pages.js';
 import { loadGrantFromConsent } from './load-existing-grant.js';
 import {
@@ -102,6 +103,8 @@ export function createOidcProvider(dependencies: OidcProviderDependencies): {
     // (the engine sets it). Under an issuer with a path, the cookies stay under that path.
     cookies: {
       keys: cookieKeys,
+      // Read by the service's own logout too (engine-session-cookie.ts).
+      names: { session: engineSessionCookieName },
       short: { path: issuerPath(config.issuer) || '/' },
       long: { path: issuerPath(config.issuer) || '/' },
     },

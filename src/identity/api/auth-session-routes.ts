@@ -4,6 +4,7 @@ import type { Database } from '../../db/database.js';
 import { ApiError } from '../../http/api-error.js';
 import type { RateLimits } from '../../http/rate-limit.js';
 import { requestInfo } from '../../http/request-info.js';
+import { readEngineSessionId } from '../../oidc/engine-session-cookie.js';
 import { loadUserAccess } from '../access/user-access.js';
 import { loadUserMethodStates } from '../auth-methods/user-method-states.js';
 import type { MainAuthSigning } from '../sessions/main-auth-tokens.js';
@@ -100,7 +101,7 @@ export function authSessionRoutes(deps: AuthSessionRouteDependencies): IdentityR
       {
         method: 'post',
         path: '/auth/logout',
-        summary: 'Log out: ends the session of the refresh cookie and clears it',
+        summary: 'Log out: ends the cookie’s session and this browser’s sign-in to applications',
         tags: ['Session'],
         security: 'refresh-cookie',
         responses: {
@@ -113,7 +114,10 @@ export function authSessionRoutes(deps: AuthSessionRouteDependencies): IdentityR
       async (ctx) => {
         const presented = readRefreshCookie(ctx);
         const now = clock.now();
-        if (presented) await logOut(db, presented, requestInfo(ctx), now);
+        if (presented) {
+          const browser = { engineSessionId: readEngineSessionId(ctx) };
+          await logOut(db, presented, browser, requestInfo(ctx), now);
+        }
         clearRefreshCookie(ctx, apiPrefix);
         ctx.set('Cache-Control', 'no-store');
         ctx.body = { loggedOut: true };

@@ -1,6 +1,7 @@
 import type { Database } from '../../db/database.js';
 import { auditEventTypes, writeAuditEvent } from '../audit/audit-log.js';
 import type { RequestInfo } from '../auth-flow/step.js';
+import { endEngineSessions } from '../../oidc/models/engine-sessions.js';
 import { findRefreshToken } from './refresh-tokens.js';
 import { revokeSession, revokeUserSessions } from './sessions.js';
 
@@ -69,19 +70,32 @@ export async function revokeOtherSessionsOfUser(
   });
 }
 
-/** POST /auth/logout: ends the session of a live refresh token (nothing to do for any other). */
+/**
+ * POST /auth/logout: ends the session of the presented refresh token, and the engine's session this
+ * browser holds (`engineSessionId`, its cookie) when it is the same user's: signing out of the service
+ * in a browser signs that browser out of the applications too, as an RP-initiated logout ends the
+ * main-auth sessions of its browser (end-session.ts). The engine's session is marked ended, not
+ * deleted, so an authorization in flight that read it can't save it back to life. A request without
+ * the engine's cookie (an API client) ends the main-auth session alone; an unknown token, nothing.
+ */
 export async function logOut(
   db: Database,
   presented: string,
+  browser: { engineSessionId?: string | undefined },
   request: RequestInfo,
   now: Date,
 ): Promise<boolean> {
   const token = await findRefreshToken(db, presented);
-  if (!token || token.isRevoked) return false;
+  if (!token) return false;
   return db.transaction(async (trx) => {
-    const revoked = await revokeSession(trx, token.userId, token.sessionId, 'logout', now);
+    // A dead token still names its user: whoever logs out with it wants this browser signed out.
+    const revoked =
+      !token.isRevoked && (await revokeSession(trx, token.userId, token.sessionId, 'logout', now));
     if (revoked)
       await audit(trx, token.userId, request, { sessionIds: [token.sessionId], reason: 'logout' }, now);
+    if (browser.engineSessionId !== undefined) {
+      await endEngineSessions(trx, { id: browser.engineSessionId, account_id: token.userId }, now);
+    }
     return revoked;
   });
 }

@@ -7,7 +7,8 @@ import type { Queryable } from '../../db/database.js';
 export const endedSessionKeptMs = 60 * 60 * 1000;
 
 /**
- * Ends the engine's (browser) sessions matching `where` (its `id`, or every one of an `account_id`):
+ * Ends the engine's (browser) sessions matching `where` (its `id`, every one of an `account_id`, or
+ * one `id` only if it is that `account_id`'s):
  * marks them ended rather than deleting them. The engine saves a session at the end of every request
  * that read it, so a request that read one just before it ended would insert a deleted row again,
  * signed in (a stolen cookie sent in a loop wins that race); a marked row stays ended, whatever is
@@ -16,7 +17,7 @@ export const endedSessionKeptMs = 60 * 60 * 1000;
  */
 export async function endEngineSessions(
   db: Queryable,
-  where: { id: string } | { account_id: string },
+  where: { id: string; account_id?: string } | { account_id: string },
   now: Date,
 ): Promise<number> {
   const keptUntil = new Date(now.getTime() + endedSessionKeptMs);
