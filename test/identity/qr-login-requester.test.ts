@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replaceFunnel } from '../../src/identity/auth-flow/funnel-steps.js';
 import { createTestUser } from '../support/fixtures.js';
 import { mainAuthTokenFor } from '../support/identity-api-client.js';
+import { startTestSession } from '../support/sign-in.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 import { IdentityClient, MovableClock, randomIp } from './support/identity-client.js';
 
@@ -111,5 +112,41 @@ describe('POST /auth/qr/request', () => {
     const phone = await approver();
     const malformed = await phone.describe('');
     expect(malformed.status).toBe(400);
+  });
+});
+
+describe('an approval ends with the session that approved it', () => {
+  it('revoked before the waiting device takes it: qr_expired there; another session’s approval stays', async () => {
+    const user = await createTestUser(service.service.db);
+    const approving = await startTestSession(service, user.id);
+    const other = await startTestSession(service, user.id);
+    const phone = { ip: randomIp(), userAgent: safariOnIphone };
+    const requester = { ip: randomIp(), userAgent: chromeOnWindows };
+    const revokedCode = await showCode(requester);
+    const keptCode = await showCode(requester);
+    const approve = async (token: string, sessionId: string) =>
+      client.post(
+        '/auth/qr/approve',
+        { token },
+        { ...phone, token: await mainAuthTokenFor(service, user.id, { sessionId }) },
+      );
+    expect((await approve(revokedCode.token, approving)).status).toBe(200);
+    expect((await approve(keptCode.token, other)).status).toBe(200);
+
+    const revoked = await client.delete(`/security/sessions/${approving}`, {
+      ...phone,
+      token: await mainAuthTokenFor(service, user.id, { sessionId: other }),
+    });
+    expect(revoked.status).toBe(200);
+    const status = await client.post('/auth/qr/status', { token: revokedCode.token }, requester);
+    expect(status.body).toEqual({ status: 'expired' });
+    const taken = await client.step(revokedCode.sessionId, 'qr', {}, requester);
+    expect(taken.status).toBe(410);
+    expect(taken.body).toMatchObject({ error: 'qr_expired', message: expect.any(String) });
+    expect(taken.body).not.toHaveProperty('accessToken');
+
+    const kept = await client.step(keptCode.sessionId, 'qr', {}, requester);
+    expect(kept.status, JSON.stringify(kept.body)).toBe(200);
+    expect(kept.body.accessToken).toEqual(expect.any(String));
   });
 });

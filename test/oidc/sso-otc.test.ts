@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { saveConsent } from '../../src/oidc/models/consent.js';
 import { ssoCodeGrantType } from '../../src/oidc/sso/sso-clients.js';
 import { createTestClient, createTestUser } from '../support/fixtures.js';
-import { mainAuthToken } from '../support/sign-in.js';
+import { mainAuthToken, startTestSession } from '../support/sign-in.js';
+import { IdentityClient } from '../identity/support/identity-client.js';
 import { ManualClock } from '../support/manual-clock.js';
 import { HttpBrowser } from '../support/http-browser.js';
 import { completeAuthorization, discover, oidc } from '../support/relying-party.js';
@@ -143,6 +144,49 @@ describe('a third-party client gets by code only what the user consented to', ()
     );
     expect(answer.status).toBe(400);
     expect(await answer.json()).toMatchObject({ error: 'invalid_grant' });
+  });
+});
+
+describe('a code ends with the session that asked for it', () => {
+  /** What the client gets for the code, through openid-client: tokens, or the token endpoint's error. */
+  async function exchangeThroughClient(parties: Awaited<ReturnType<typeof ssoParties>>, code: string) {
+    const config = await discover(service.issuer, parties.client.clientId, parties.clientSecret);
+    return oidc.genericGrantRequest(config, ssoCodeGrantType, { code });
+  }
+
+  it('revoked in the security settings: invalid_grant; another session’s code stays', async () => {
+    const parties = await ssoParties(service);
+    const { db } = service.service;
+    const asking = await startTestSession(service, parties.user.id);
+    const other = await startTestSession(service, parties.user.id);
+    const askingToken = await mainAuthToken(service, parties.user, { sessionId: asking });
+    const otherToken = await mainAuthToken(service, parties.user, { sessionId: other });
+    const { code } = await issuedCode({ ...parties, accessToken: askingToken });
+    // The other session's code, for another client (one live code per user and client).
+    const bystander = await createTestClient(db, { type: 'confidential' });
+    await saveConsent(db, parties.user.id, bystander.client.clientId, ['openid'], clock.now());
+    const bystanderParties = { ...parties, client: bystander.client, clientSecret: bystander.clientSecret! };
+    const { code: bystanderCode } = await issuedCode({ ...bystanderParties, accessToken: otherToken });
+
+    const revoked = await fetch(service.url(`/api/v2/identity/security/sessions/${asking}`), {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${otherToken}` },
+    });
+    expect(revoked.status).toBe(200);
+    await expect(exchangeThroughClient(parties, code)).rejects.toMatchObject({ error: 'invalid_grant' });
+    expect((await exchangeThroughClient(bystanderParties, bystanderCode)).access_token).toBeTruthy();
+  });
+
+  it('logged out: invalid_grant', async () => {
+    const parties = await ssoParties(service);
+    const login = await new IdentityClient(service).login(parties.user.email!, parties.user.password);
+    const { code } = await issuedCode({ ...parties, accessToken: login.accessToken });
+    const loggedOut = await fetch(service.url('/api/v2/identity/auth/logout'), {
+      method: 'POST',
+      headers: { cookie: login.refreshCookie },
+    });
+    expect(loggedOut.status).toBe(200);
+    await expect(exchangeThroughClient(parties, code)).rejects.toMatchObject({ error: 'invalid_grant' });
   });
 });
 

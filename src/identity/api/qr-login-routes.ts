@@ -137,10 +137,13 @@ export function qrLoginRoutes(deps: {
         const approved = await approveQrLoginRequest(
           db,
           body.token,
-          { userId: principal.userId, authTime },
+          { userId: principal.userId, authTime, sessionId: principal.sessionId },
           clock.now(),
         );
-        if (!approved) {
+        if (approved === 'session_ended') {
+          throw new ApiError(401, 'session_ended', 'This session has ended. Sign in again.');
+        }
+        if (approved === 'not_pending') {
           throw new ApiError(410, 'qr_expired', 'This QR code expired or was used. Show a new one.');
         }
         ctx.body = { status: 'approved' };

@@ -1,5 +1,6 @@
 import { randomSecret, sha256 } from '../../crypto/digest.js';
-import type { Queryable } from '../../db/database.js';
+import type { Database, Queryable } from '../../db/database.js';
+import { holdUnrevokedSession } from '../sessions/sessions.js';
 import type { RequestInfo } from '../../http/request-info.js';
 
 /** How long a QR code can be approved and used. */
@@ -83,19 +84,31 @@ export async function qrLoginStatus(
 
 /**
  * A signed-in user approves (one conditional UPDATE: only a pending, live request; once). `authTime` is
- * when the approving session last authenticated its user: the session the code starts keeps it.
+ * when the approving session last authenticated its user: the session the code starts keeps it. The
+ * approving session (`sessionId`) is recorded: ending it before the waiting device takes the approval
+ * ends the approval (pending-sign-ins.ts). 'session_ended' when that session is revoked meanwhile: it
+ * is held until the approval is recorded, so a revocation racing it ends the approval too.
  */
 export async function approveQrLoginRequest(
-  db: Queryable,
+  db: Database,
   token: string,
-  approver: { userId: string; authTime: Date },
+  approver: { userId: string; authTime: Date; sessionId: string | undefined },
   now: Date,
-): Promise<boolean> {
-  const changed = await db('qr_login_requests')
-    .where({ token_hash: sha256(token), status: 'pending' })
-    .where('expires_at', '>', now)
-    .update({ status: 'approved', user_id: approver.userId, auth_time: approver.authTime, approved_at: now });
-  return changed === 1;
+): Promise<'approved' | 'not_pending' | 'session_ended'> {
+  return db.transaction(async (trx) => {
+    if (!(await holdUnrevokedSession(trx, approver.userId, approver.sessionId))) return 'session_ended';
+    const changed = await trx('qr_login_requests')
+      .where({ token_hash: sha256(token), status: 'pending' })
+      .where('expires_at', '>', now)
+      .update({
+        status: 'approved',
+        user_id: approver.userId,
+        auth_time: approver.authTime,
+        approved_at: now,
+        session_id: approver.sessionId,
+      });
+    return changed === 1 ? 'approved' : 'not_pending';
+  });
 }
 
 /**

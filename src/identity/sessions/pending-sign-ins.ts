@@ -17,7 +17,8 @@ import { retireCodesOf } from '../verification/verification-code-records.js';
  * - onboardings after a registration through the pages: they go, so a copied onboarding cookie can't
  *   go on naming the account, changing its photo or giving a code-only account its first password.
  *
- * Run it in the transaction of the change (revokeUserSessions): all of it happens, or none.
+ * Run it in the transaction of the change (revokeUserSessions): all of it happens, or none. What one
+ * session started ends with that session alone (endPendingSignInsStartedBy, below).
  */
 export async function endPendingSignInsOf(db: Queryable, userId: string, now: Date): Promise<void> {
   await db('inbound_login_tokens')
@@ -30,6 +31,30 @@ export async function endPendingSignInsOf(db: Queryable, userId: string, now: Da
   await endOnboardingsOf(db, userId);
   await db('qr_login_requests')
     .where({ user_id: userId, status: 'approved' })
+    .where('expires_at', '>', now)
+    .update({ expires_at: now });
+}
+
+/**
+ * Ends the sign-ins that these main-auth sessions started and nobody has finished: the one-time SSO
+ * codes they asked for, not yet exchanged, and the QR sign-ins they approved that the waiting device
+ * has not taken. Ending one session (a logout, a revocation from the security settings) must end them
+ * too: a thief who asked for a code or approved a QR code with a stolen token would otherwise sign in
+ * with it after the owner threw that session out. Run it in the transaction that ends the sessions
+ * (revokeSessionsWhere, sessions.ts).
+ */
+export async function endPendingSignInsStartedBy(
+  db: Queryable,
+  sessionIds: readonly string[],
+  now: Date,
+): Promise<void> {
+  await db('verification_codes')
+    .whereIn('session_id', sessionIds)
+    .where({ status: 'pending' })
+    .update({ status: 'expired' });
+  await db('qr_login_requests')
+    .whereIn('session_id', sessionIds)
+    .where({ status: 'approved' })
     .where('expires_at', '>', now)
     .update({ expires_at: now });
 }

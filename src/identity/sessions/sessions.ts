@@ -5,7 +5,7 @@ import { announceSessionsEnded } from './session-ends.js';
 import { idleCutoff, type SessionPolicy } from './session-policy.js';
 import { defaults } from '../../defaults.js';
 import { endOidcSignInsOf } from '../../oidc/models/user-sign-ins.js';
-import { endPendingSignInsOf } from './pending-sign-ins.js';
+import { endPendingSignInsOf, endPendingSignInsStartedBy } from './pending-sign-ins.js';
 import { unlistAccountFromDevices } from './saved-accounts.js';
 
 /** Lifetime of a main-auth session and of its refresh tokens (spec: Limits). */
@@ -188,7 +188,27 @@ export async function recordAuthentication(
 }
 
 /**
- * Revokes live sessions (with all their refresh tokens) matching `where`; answers the ids revoked. The
+ * In the caller's transaction: whether the session is the user's and not revoked, its row locked until
+ * the transaction ends. What the caller records for the session in that transaction (a one-time SSO
+ * code, a QR approval) is then ended with it: a revocation racing the caller waits for the commit and
+ * ends what was recorded, or committed first and the caller records nothing.
+ */
+export async function holdUnrevokedSession(
+  db: Queryable,
+  userId: string,
+  sessionId: string | undefined,
+): Promise<boolean> {
+  if (sessionId === undefined || !isUuid(sessionId)) return false;
+  const row: unknown = await db('sessions')
+    .where({ id: sessionId, user_id: userId, is_revoked: false })
+    .forShare()
+    .first('id');
+  return row !== undefined;
+}
+
+/**
+ * Revokes live sessions (with all their refresh tokens and the sign-ins they started that nobody
+ * finished: endPendingSignInsStartedBy) matching `where`; answers the ids revoked. The
  * `is_revoked = false` condition makes it idempotent and race-free: a session is counted once.
  */
 async function revokeSessionsWhere(
@@ -218,6 +238,7 @@ async function revokeSessionsWhere(
       .whereIn('session_id', ids)
       .where({ is_revoked: false })
       .update({ is_revoked: true, revoked_at: now });
+    await endPendingSignInsStartedBy(db, ids, now);
   }
   return ids;
 }

@@ -59,6 +59,7 @@ export function ssoOtcRoutes(deps: {
       ip: requestInfo(ctx).ip,
       // Asking for a code is no authentication: the code's tokens say when the session last had one.
       authTime: await deps.sessions.lastAuthenticatedAt(principal),
+      sessionId: principal.sessionId,
     });
     ctx.status = 201;
     ctx.body = {

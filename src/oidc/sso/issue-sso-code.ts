@@ -1,6 +1,7 @@
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { ApiError } from '../../http/api-error.js';
+import { holdUnrevokedSession } from '../../identity/sessions/sessions.js';
 import { findClient } from '../models/oauth-client.js';
 import { isOidcScope, splitScope } from '../scopes.js';
 import { scopesConsentedForCode } from './consented-code-scopes.js';
@@ -34,6 +35,8 @@ export async function issueSsoCode(
      * must not let an old session pass for a fresh one (re-authentication checks, inbound SSO).
      */
     authTime: Date;
+    /** The main-auth session asking: the code ends with it (a logout, a revocation). */
+    sessionId: string | undefined;
   },
 ): Promise<IssuedSsoCode> {
   const client = await findClient(deps.db, request.clientId);
@@ -66,8 +69,13 @@ export async function issueSsoCode(
   const now = deps.clock.now();
   const code = generateSsoCode();
   const expiresAt = new Date(now.getTime() + ssoCodeLifetimeSeconds * 1000);
-  await deps.db.transaction((trx) =>
-    storeSsoCode(
+  await deps.db.transaction(async (trx) => {
+    // The session is held until the code is stored: a revocation racing the request retires the code.
+    const { sessionId } = request;
+    if (sessionId === undefined || !(await holdUnrevokedSession(trx, request.userId, sessionId))) {
+      throw new ApiError(401, 'session_ended', 'This session has ended. Sign in again.');
+    }
+    await storeSsoCode(
       trx,
       {
         clientId: client.clientId,
@@ -77,9 +85,10 @@ export async function issueSsoCode(
         ip: request.ip,
         expiresAt,
         authTime: request.authTime,
+        sessionId,
       },
       now,
-    ),
-  );
+    );
+  });
   return { code, clientId: client.clientId, scope: scope.join(' '), expiresAt };
 }

@@ -19,6 +19,8 @@ export async function storeSsoCode(
     expiresAt: Date;
     /** When the user last authenticated (their session's last sign-in or re-authentication). */
     authTime: Date;
+    /** The main-auth session that asked for the code: ending it retires the code (pending-sign-ins.ts). */
+    sessionId: string;
   },
   now: Date,
 ): Promise<void> {
@@ -33,6 +35,7 @@ export async function storeSsoCode(
     ip: code.ip.slice(0, 64),
     scope: code.scope,
     auth_time: code.authTime,
+    session_id: code.sessionId,
     max_attempts: ssoCodeMaxAttempts,
     expires_at: code.expiresAt,
     created_at: now,
