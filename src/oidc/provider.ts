@@ -21,6 +21,7 @@ import { installClientCache } from './client-cache.js';
 import { allowedScopesMetadata, allowedScopesOf, firstPartyMetadata } from './client-metadata.js';
 import { installClientSecretHashing } from './client-secret.js';
 import { authPagePath } from './auth-page-path.js';
+import { installIdTokenHintTypeCheck } from './id-token-hint-type.js';
 import { createInteractionPolicy } from './interaction-policy.js';
 import { engineSessionCookieName } from './engine-session-cookie.js';
 import { logoutSource, postLogoutSuccessSource } from './logout-pages.js';
@@ -260,6 +261,7 @@ export function createOidcProvider(dependencies: OidcProviderDependencies): {
   provider.proxy = config.trustProxy;
   provider.maxIpsCount = config.trustedProxyHops;
   installClientSecretHashing(provider);
+  installIdTokenHintTypeCheck(provider);
   installSsoCodeGrant(provider, { db, clock, apiAudience: config.apiAudience });
   const stopClientCache = installClientCache(provider, {
     db,

@@ -9,6 +9,18 @@ const hintClaims = z.object({
   azp: z.string().optional(),
 });
 
+/**
+ * Whether a JWS header's `typ` is an ID token's: none (OIDC Core sets none, and the engine writes none)
+ * or `JWT` (RFC 7519's general one; RFC 7515 §4.1.9: case-insensitive, `application/` may be
+ * omitted). Our access tokens are signed by the same OIDC key, so without this check one (`at+jwt`,
+ * RFC 9068 §2.1) would pass as a hint: a user's access token does not say that the user logs out.
+ */
+export function hasIdTokenType(header: { typ?: unknown }): boolean {
+  return (
+    header.typ === undefined || (typeof header.typ === 'string' && /^(application\/)?jwt$/i.test(header.typ))
+  );
+}
+
 export interface IdTokenHint {
   userId: string;
   clientId: string;
@@ -16,7 +28,8 @@ export interface IdTokenHint {
 
 /**
  * Verifies an id_token_hint (OIDC RP-Initiated Logout §2): our signature (RS256, a published key of the
- * `oidc` purpose, including one replaced less than 24 hours ago), our issuer, one client audience.
+ * `oidc` purpose, including one replaced less than 24 hours ago), an ID token's `typ`, our issuer, one
+ * client audience.
  * Expiry is not checked: a hint may be an old id_token. Returns undefined when it is not valid.
  */
 export async function verifyIdTokenHint(
@@ -26,6 +39,7 @@ export async function verifyIdTokenHint(
 ): Promise<IdTokenHint | undefined> {
   try {
     const header = decodeProtectedHeader(hint);
+    if (!hasIdTokenType(header)) return undefined;
     const key = await keySet.resolverFor('oidc')(header as never);
     const { payload } = await compactVerify(hint, key, { algorithms: ['RS256'] });
     const claims = hintClaims.parse(JSON.parse(new TextDecoder().decode(payload)));

@@ -1,8 +1,10 @@
 import { disableClient } from '../../src/oidc/models/oauth-client.js';
+import { SignJWT, decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callbackUri, createTestClient, createTestUser, uniqueEmail } from '../support/fixtures.js';
 import { HttpBrowser, pageText } from '../support/http-browser.js';
 import { buildAuthorizationRequest, discover, oidc, signInThroughPages } from '../support/relying-party.js';
+import { userWithTokens } from '../support/sign-in.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 let service: TestService;
@@ -191,5 +193,38 @@ describe('GET /oauth/authorize', () => {
       expectedNonce: request.nonce,
     });
     expect(tokens.claims()).toMatchObject({ sub: user.id, phone_number: '+15550002222' });
+  });
+
+  it('prompt=none refuses an id_token_hint that is an access token (typ at+jwt), as any invalid hint', async () => {
+    const { config, tokens, browser } = await userWithTokens(service);
+    const { keys } = service.service;
+    const hints = {
+      accessToken: tokens.access_token,
+      // an access token carrying the client as its audience, as an ID token does
+      accessTokenForClient: await new SignJWT(decodeJwt(tokens.id_token!))
+        .setProtectedHeader({ alg: 'RS256', typ: 'at+jwt', kid: keys.oidc.kid })
+        .sign(keys.oidc.privateKey),
+      idToken: tokens.id_token!,
+    };
+    const answers: Record<string, Record<string, string>> = {};
+    for (const [kind, hint] of Object.entries(hints)) {
+      const request = await buildAuthorizationRequest(config, { prompt: 'none', id_token_hint: hint });
+      const page = await browser.navigate(request.url.toString());
+      expect(page.url.startsWith(callbackUri)).toBe(true);
+      const callback = Object.fromEntries(new URL(page.url).searchParams);
+      expect(callback.state).toBe(request.state);
+      answers[kind] = callback.code ? { code: 'issued' } : { ...callback, state: 'kept', iss: 'ours' };
+    }
+    const refused = {
+      error: 'invalid_request',
+      error_description: 'could not validate id_token_hint',
+      state: 'kept',
+      iss: 'ours',
+    };
+    expect(answers).toEqual({
+      accessToken: refused,
+      accessTokenForClient: refused,
+      idToken: { code: 'issued' },
+    });
   });
 });

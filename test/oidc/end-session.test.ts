@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
-import { SignJWT, UnsecuredJWT, decodeJwt } from 'jose';
+import { SignJWT, UnsecuredJWT, decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestClient } from '../support/fixtures.js';
 import { HttpBrowser } from '../support/http-browser.js';
-import { completeAuthorization, oidc } from '../support/relying-party.js';
+import { buildAuthorizationRequest, completeAuthorization, oidc } from '../support/relying-party.js';
 import { userWithTokens } from '../support/sign-in.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
@@ -97,6 +97,66 @@ describe('GET /oauth/end_session over HTTP', () => {
       },
     );
     expect(response.status).toBe(400);
+  });
+});
+
+describe('an id_token_hint that is no ID token', () => {
+  /** Whether the browser's engine session is still signed in: prompt=none gets a code, not login_required. */
+  async function stillSignedIn(signed: Awaited<ReturnType<typeof userWithTokens>>): Promise<boolean> {
+    const request = await buildAuthorizationRequest(signed.config, { prompt: 'none' });
+    const page = await signed.browser.navigate(request.url.toString());
+    return new URL(page.url).searchParams.has('code');
+  }
+
+  /** Our own token signed with the OIDC key: the claims of the user's ID token under another `typ`. */
+  async function signedWithOurKey(idToken: string, typ: string): Promise<string> {
+    return new SignJWT(decodeJwt(idToken))
+      .setProtectedHeader({ alg: 'RS256', typ, kid: service.service.keys.oidc.kid })
+      .sign(service.service.keys.oidc.privateKey);
+  }
+
+  it('refuses the user’s access token (typ at+jwt) by GET and POST, and revokes and ends nothing', async () => {
+    const signed = await userWithTokens(service);
+    const { config, tokens, browser } = signed;
+    expect(decodeProtectedHeader(tokens.access_token).typ).toBe('at+jwt');
+    const forLogout = { post_logout_redirect_uri: signedOutUri, state: 'bye' };
+    const accessTokenHints = [
+      tokens.access_token,
+      // an access token carrying the client as its audience, as an ID token does
+      await signedWithOurKey(tokens.id_token!, 'at+jwt'),
+    ];
+    for (const hint of accessTokenHints) {
+      const byGet = await browser.navigate(
+        oidc.buildEndSessionUrl(config, { id_token_hint: hint, ...forLogout }).toString(),
+      );
+      const byPost = await browser.request(service.url('/oauth/end_session'), {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ id_token_hint: hint, ...forLogout }).toString(),
+      });
+      for (const page of [byGet, byPost]) {
+        expect(page.status).toBe(400);
+        expect(new URL(page.url).pathname).toBe('/oauth/end_session');
+        expect(page.html).toContain('invalid_request');
+        expect(page.html).toContain('id_token_hint is not valid');
+      }
+    }
+    expect(await activeRefreshTokens(signed.user.id, signed.client.clientId)).toBe(1);
+    expect(await stillSignedIn(signed)).toBe(true);
+    const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token!);
+
+    // A real ID token, with no typ or typ JWT, still logs out.
+    const idTokenHints = [tokens.id_token!, await signedWithOurKey(tokens.id_token!, 'JWT')];
+    for (const hint of idTokenHints) {
+      const page = await browser.navigate(
+        oidc.buildEndSessionUrl(config, { id_token_hint: hint, ...forLogout }).toString(),
+      );
+      expect(new URL(page.url).pathname).toBe('/en/auth/single-logout');
+    }
+    expect(await activeRefreshTokens(signed.user.id, signed.client.clientId)).toBe(0);
+    await expect(oidc.refreshTokenGrant(config, refreshed.refresh_token!)).rejects.toMatchObject({
+      error: 'invalid_grant',
+    });
   });
 });
 
