@@ -72,8 +72,10 @@ export const defaults = {
   /**
    * Per service: OAuth clients each node keeps built (src/oidc/client-cache.ts). How often it asks the
    * database which clients changed: a client changed through another node takes effect here within it.
+   * At most `maxClients` clients are kept, and apart from them at most `maxUnknownIds` ids that no
+   * client has (anyone can send those): each bound clears only its own kind when reached.
    */
-  clientCache: { changePollMilliseconds: 5_000 },
+  clientCache: { changePollMilliseconds: 5_000, maxClients: 20_000, maxUnknownIds: 20_000 },
   /**
    * Per service: requests a process holds at once, in all and from one client address; over either
    * bound a request gets 503 at once (src/http/requests-in-flight.ts). Each held request costs heap (its

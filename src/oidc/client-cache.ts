@@ -9,7 +9,6 @@ import { clientRowVersion, onClientChange } from './models/oauth-client.js';
 const clientMaxAgeMs = 10 * 60_000;
 /** Changes are looked for this far before the previous look: a transaction may commit after its updated_at. */
 const changeFeedOverlapMs = 10_000;
-const maxCachedClients = 20_000;
 
 interface CachedClient {
   /**
@@ -34,6 +33,11 @@ interface CachedClient {
  * indexed query on oauth_clients.updated_at tells which rows changed and their versions now, and a
  * client built from an older version (or whose version is not known yet) is dropped. A change reported
  * again by the next looks (they overlap) drops nothing more once the new version is cached.
+ *
+ * The answer "no such client" is remembered too (a misconfigured client asks again and again), but
+ * apart: anyone can send valid-looking ids no client has, at any rate, and in one bounded map they
+ * made it full, so that it was cleared, every client of every node with it, every 20,000 requests.
+ * Each map is bounded and cleared when full on its own, so strangers' ids only ever evict each other.
  */
 export function installClientCache(
   provider: Provider,
@@ -45,22 +49,52 @@ export function installClientCache(
      * How often to ask the database which clients changed (another node or worker disabled one): a
      * change made elsewhere takes effect here within this time; one made through this process, at once.
      */
-    changePollMs: number;
+    changePollMilliseconds: number;
+    /** How many ids with a row (clients, disabled ones too) the node keeps. */
+    maxClients: number;
+    /** How many ids without a row the node remembers as such. */
+    maxUnknownIds: number;
   },
 ): () => void {
-  const { db, logger, clock, changePollMs } = deps;
+  const { db, logger, clock, changePollMilliseconds, maxClients, maxUnknownIds } = deps;
   const Clients = provider.Client as unknown as { find(id: string): Promise<Client | undefined> };
   const find = Clients.find.bind(Clients);
-  const cache = new Map<string, CachedClient>();
+  /** Ids whose row was there (a client, or a disabled client: the engine's undefined). */
+  const clients = new Map<string, CachedClient>();
+  /** Ids that had no row: anyone can fill this one. */
+  const unknownIds = new Map<string, CachedClient>();
+  /**
+   * Lookups under way, until they settle into one of the two maps. Bounded by the requests a process
+   * holds at once (src/http/requests-in-flight.ts), each asking for one client at a time.
+   */
+  const lookups = new Map<string, CachedClient>();
+  const cached = (id: string) => clients.get(id) ?? unknownIds.get(id) ?? lookups.get(id);
+  const forget = (id: string) => {
+    clients.delete(id);
+    unknownIds.delete(id);
+    lookups.delete(id);
+  };
+  const forgetAll = () => {
+    clients.clear();
+    unknownIds.clear();
+    lookups.clear();
+  };
+  /** Keeps a settled lookup in the map of its kind, which is cleared first when full. */
+  const keep = (id: string, entry: CachedClient) => {
+    const hadRow = entry.client !== undefined || entry.version !== null;
+    const [map, bound] = hadRow ? [clients, maxClients] : [unknownIds, maxUnknownIds];
+    if (map.size >= bound) map.clear();
+    map.set(id, entry);
+  };
   Clients.find = (id: string) => {
     // No client has such an id (client-authentication.ts), and remembering one would let a stranger
-    // fill the cache with long ids until the heap runs out: 20,000 entries bound their number only.
+    // fill the cache with long ids until the heap runs out: the bounds limit their number only.
     if (typeof id !== 'string' || !isValidClientId(id)) return Promise.resolve(undefined);
-    const cached = cache.get(id);
-    if (cached && cached.until > clock.now().getTime()) {
-      return cached.loading ?? Promise.resolve(cached.client);
+    const known = cached(id);
+    if (known && known.until > clock.now().getTime()) {
+      return known.loading ?? Promise.resolve(known.client);
     }
-    if (cache.size >= maxCachedClients) cache.clear();
+    forget(id);
     const entry: CachedClient = {
       loading: undefined,
       client: undefined,
@@ -76,15 +110,20 @@ export function installClientCache(
         (client) => {
           entry.client = client;
           entry.loading = undefined;
+          // Not kept if a change dropped it meanwhile: it may have been built from the row before.
+          if (lookups.get(id) === entry) {
+            lookups.delete(id);
+            keep(id, entry);
+          }
           return client;
         },
         (error: unknown) => {
           // A failed lookup is not remembered.
-          if (cache.get(id) === entry) cache.delete(id);
+          if (lookups.get(id) === entry) lookups.delete(id);
           throw error;
         },
       );
-    cache.set(id, entry);
+    lookups.set(id, entry);
     return entry.loading;
   };
 
@@ -103,10 +142,11 @@ export function installClientCache(
       [since, since],
     )) as { rows: [{ looked_at: Date; changed: string[]; versions: (string | null)[] }] };
     // Without a previous look (the first one, or every one so far failed), nothing cached can be trusted.
-    if (!lastLook) cache.clear();
+    if (!lastLook) forgetAll();
     const { changed, versions } = rows[0];
+    // A client created after its id was looked up (version null then) is reported with its version.
     changed.forEach((clientId, index) => {
-      if (cache.get(clientId)?.version !== versions[index]) cache.delete(clientId);
+      if (cached(clientId)?.version !== versions[index]) forget(clientId);
     });
     lastLook = rows[0].looked_at;
   };
@@ -121,11 +161,11 @@ export function installClientCache(
         looking = undefined;
       });
   };
-  const poll = setInterval(look, changePollMs);
+  const poll = setInterval(look, changePollMilliseconds);
   poll.unref();
   look();
 
-  const stopListening = onClientChange((clientId) => cache.delete(clientId));
+  const stopListening = onClientChange(forget);
   return () => {
     clearInterval(poll);
     stopListening();

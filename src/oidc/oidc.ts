@@ -112,7 +112,7 @@ export async function createOidc(deps: OidcDeps): Promise<Oidc> {
       session: deps.lifetimes.oidcSession,
       interaction: deps.lifetimes.interaction,
     },
-    clientChangePollMs: deps.clientCache.changePollMilliseconds,
+    clientCache: deps.clientCache,
   });
   const revokedGrants = new RevokedGrants(db, clock, logger);
   await revokedGrants.start();

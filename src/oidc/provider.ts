@@ -4,7 +4,7 @@ import { takeAccount } from '../../adapters/oidc/request-prefetch.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
-import { defaults } from '../defaults.js';
+import { defaults, type ServiceSettings } from '../defaults.js';
 import { databaseRetryAfterSeconds, isDatabaseUnavailable } from '../db/database-unavailable.js';
 import { ApiError, serviceUnavailable } from '../http/api-error.js';
 import { pageErrorText } from '../http/page-error-text.js';
@@ -68,8 +68,8 @@ export interface OidcProviderDependencies {
   logger: Logger;
   /** Instead of `lifetimes` (seconds). */
   lifetimes?: typeof lifetimes;
-  /** Instead of `defaults.clientCache.changePollMilliseconds`. */
-  clientChangePollMs?: number;
+  /** Instead of `defaults.clientCache`. */
+  clientCache?: ServiceSettings['clientCache'];
 }
 
 /** What findAccount returns: the engine's account plus our loaded record, reused for token claims. */
@@ -267,7 +267,7 @@ export function createOidcProvider(dependencies: OidcProviderDependencies): {
     db,
     logger,
     clock,
-    changePollMs: dependencies.clientChangePollMs ?? defaults.clientCache.changePollMilliseconds,
+    ...(dependencies.clientCache ?? defaults.clientCache),
   });
   provider.on('server_error', (ctx: KoaContextWithOIDC, error: Error) => {
     if (isDatabaseUnavailable(error)) {

@@ -5,17 +5,24 @@ import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { Middleware } from 'koa';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { deleteClientRow, hashClientSecret } from '../../src/oidc/models/oauth-client.js';
+import {
+  announceClientChange,
+  deleteClientRow,
+  hashClientSecret,
+} from '../../src/oidc/models/oauth-client.js';
 import { createServiceClient } from '../support/fixtures.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 // A short poll (the default is 5 s): the rules are the same, the waits a tenth.
 const clientChangePollMs = 250;
+// Small bounds (the defaults are 20,000 each): a flood past them takes a second, not a minute.
+const maxClients = 500;
+const maxUnknownIds = 200;
 
 let service: TestService;
 beforeAll(async () => {
   service = await startTestService({
-    settings: { clientCache: { changePollMilliseconds: clientChangePollMs } },
+    settings: { clientCache: { changePollMilliseconds: clientChangePollMs, maxClients, maxUnknownIds } },
   });
 });
 afterAll(() => service?.close());
@@ -122,6 +129,73 @@ describe('a change seen by the node', () => {
       db.off('query', countReads);
     }
     expect(reads).toEqual([]);
+  });
+});
+
+describe('ids no client has', () => {
+  /** Client.find of the node's engine, through the client cache. */
+  const find = (clientId: string) => service.service.provider.Client.find(clientId);
+  /** A valid-looking client_id that no client has (a stranger can send any number of them). */
+  const unknownId = () => `unknown-${randomUUID()}`;
+
+  /** The oauth_clients queries `run` causes for `clientId`. */
+  async function clientReads(clientId: string, run: () => Promise<unknown>): Promise<string[]> {
+    const { db } = service.service;
+    const reads: string[] = [];
+    const countReads = (query: { sql: string; bindings?: unknown[] }) => {
+      if (query.sql.includes('oauth_clients') && query.bindings?.includes(clientId)) reads.push(query.sql);
+    };
+    db.on('query', countReads);
+    try {
+      await run();
+    } finally {
+      db.off('query', countReads);
+    }
+    return reads;
+  }
+
+  it('never evict the real clients a node has cached, however many are looked up', async () => {
+    const { client } = await createServiceClient(service.service.db, ['service:crm.aggregates.read']);
+    expect(await find(client.clientId)).toMatchObject({ clientId: client.clientId });
+    // More unknown ids than the node keeps clients, or unknown ids: a full cache used to forget every client.
+    for (let batch = 0; batch < (maxClients + maxUnknownIds) / 100 + 1; batch++) {
+      const found = await Promise.all(Array.from({ length: 100 }, () => find(unknownId())));
+      expect(found.every((answer) => answer === undefined)).toBe(true);
+    }
+    const reads = await clientReads(client.clientId, async () => {
+      expect(await find(client.clientId)).toMatchObject({ clientId: client.clientId });
+    });
+    expect(reads).toEqual([]);
+  });
+
+  it('finds a client created after its id was looked up and found unknown', async () => {
+    const { db } = service.service;
+    const row = (clientId: string) => ({
+      client_id: clientId,
+      client_secret_hash: hashClientSecret('a-secret-of-the-other-node-a-secret-of-the-other-node'),
+      type: 'confidential',
+      name: 'Created after a lookup',
+      redirect_uris: [],
+      post_logout_redirect_uris: [],
+      allowed_scopes: ['service:crm.aggregates.read'],
+      grant_types: ['client_credentials'],
+    });
+    // The answer "unknown" is remembered: a second lookup asks the database nothing.
+    const announced = unknownId();
+    expect(await find(announced)).toBeUndefined();
+    expect(await clientReads(announced, () => find(announced))).toEqual([]);
+    // Created in this process (a writer that announces the change): found at once.
+    await db('oauth_clients').insert(row(announced));
+    announceClientChange(announced);
+    expect(await find(announced)).toMatchObject({ clientId: announced });
+    // Created by another node: found within the change poll.
+    const elsewhere = unknownId();
+    expect(await find(elsewhere)).toBeUndefined();
+    await db('oauth_clients').insert(row(elsewhere));
+    await vi.waitFor(async () => expect(await find(elsewhere)).toMatchObject({ clientId: elsewhere }), {
+      timeout: clientChangePollMs * 2 + 2_000,
+      interval: 50,
+    });
   });
 });
 
