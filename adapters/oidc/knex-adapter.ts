@@ -13,6 +13,7 @@ import type { UserRow } from '../../src/identity/users/user.js';
 import { accountOf } from '../../src/oidc/account-claims.js';
 import { endEngineSessions } from '../../src/oidc/models/engine-sessions.js';
 import { findClient } from '../../src/oidc/models/oauth-client.js';
+import { revokeGrants } from '../../src/oidc/models/grant-revocation.js';
 import { recordRevokedGrants } from '../../src/oidc/models/revoked-grant.js';
 import { clientMetadata } from '../../src/oidc/client-metadata.js';
 import {
@@ -388,15 +389,7 @@ class RefreshTokenAdapter implements Adapter {
  * its access tokens (recorded as a revoked grant).
  */
 async function revokeGrantFamily(db: Database, clock: Clock, grantId: string): Promise<void> {
-  await db.transaction(async (trx) => {
-    await trx('oauth_refresh_tokens')
-      .where({ token_family_id: grantId })
-      .whereNull('revoked_at')
-      .update({ revoked_at: clock.now() });
-    await trx('authorization_codes').where({ grant_id: grantId }).update({ is_used: true });
-    await trx('oidc_payloads').where({ model: 'Grant', id: grantId }).delete();
-    await recordRevokedGrants(trx, [grantId], clock.now());
-  });
+  await db.transaction((trx) => revokeGrants(trx, [grantId], clock.now()));
 }
 
 interface PayloadRow {

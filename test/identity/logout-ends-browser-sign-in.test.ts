@@ -1,30 +1,67 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestClient, createTestUser } from '../support/fixtures.js';
+import { createServiceClient, createTestClient, createTestUser } from '../support/fixtures.js';
 import { HttpBrowser } from '../support/http-browser.js';
-import type { oidc } from '../support/relying-party.js';
-import { buildAuthorizationRequest, completeAuthorization, discover } from '../support/relying-party.js';
+import {
+  buildAuthorizationRequest,
+  completeAuthorization,
+  discover,
+  oidc,
+} from '../support/relying-party.js';
+import { introspectAs } from '../support/resource-server-calls.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 /**
  * The service's own logout (POST /api/v2/identity/auth/logout) signs the browser out of the
  * applications too: the engine's session that the same browser holds ends with the main-auth session,
- * as an RP-initiated logout ends the main-auth sessions of its browser.
+ * as an RP-initiated logout ends the main-auth sessions of its browser, and the grants of that engine
+ * session (the applications' refresh tokens, and the access tokens issued from them) are revoked.
  */
 
 let service: TestService;
+/** A resource server: a service client, which may introspect every client's access tokens. */
+let resourceServer: { clientId: string; secret: string };
 beforeAll(async () => {
   service = await startTestService();
+  const { client, clientSecret } = await createServiceClient(service.service.db, [
+    'service:crm.aggregates.read',
+  ]);
+  resourceServer = { clientId: client.clientId, secret: clientSecret! };
 });
 afterAll(() => service?.close());
 
+const introspect = (token: string) => introspectAs(service, resourceServer, token);
+
 type TestUser = Awaited<ReturnType<typeof createTestUser>>;
 
-/** Signs in to an application through the pages in `browser`: the engine's session in that browser. */
+/**
+ * Signs in to an application through the pages in `browser`: the engine's session in that browser, and
+ * the application's grant with its tokens.
+ */
 async function signInToApplication(browser: HttpBrowser, user: TestUser) {
   const { client } = await createTestClient(service.service.db);
   const config = await discover(service.issuer, client.clientId);
-  await completeAuthorization(config, browser, { identifier: user.email!, password: user.password });
-  return config;
+  const { tokens } = await completeAuthorization(config, browser, {
+    identifier: user.email!,
+    password: user.password,
+  });
+  return { config, tokens };
+}
+
+/** The application's tokens: whether its refresh token still refreshes and its access token is active. */
+async function expectApplicationTokens(
+  { config, tokens }: Awaited<ReturnType<typeof signInToApplication>>,
+  alive: boolean,
+) {
+  if (alive) {
+    expect(await introspect(tokens.access_token)).toMatchObject({ active: true });
+    const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token!);
+    expect(refreshed.access_token).toEqual(expect.any(String));
+  } else {
+    expect(await introspect(tokens.access_token)).toEqual({ active: false });
+    await expect(oidc.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({
+      error: 'invalid_grant',
+    });
+  }
 }
 
 /** Signs in to the service itself through its pages in `browser`: a main-auth session and its cookie. */
@@ -53,7 +90,7 @@ describe('POST /auth/logout in a browser signed in to applications', () => {
   it('ends the engine session of the same browser: prompt=none gets login_required', async () => {
     const user = await createTestUser(service.service.db);
     const browser = new HttpBrowser(service.issuer);
-    const config = await signInToApplication(browser, user);
+    const { config } = await signInToApplication(browser, user);
     await signInToService(browser, user);
     expect(await silentAuthorization(config, browser)).toMatchObject({ code: expect.any(String) });
 
@@ -64,22 +101,58 @@ describe('POST /auth/logout in a browser signed in to applications', () => {
     expect(await silentAuthorization(config, browser)).toEqual({ code: null, error: 'login_required' });
   });
 
+  it('revokes the grants of that engine session, not those of the same user in another browser', async () => {
+    const user = await createTestUser(service.service.db);
+    const browser = new HttpBrowser(service.issuer);
+    const first = await signInToApplication(browser, user);
+    const second = await signInToApplication(browser, user);
+    // The same user signed in to the first application in another browser: another engine session.
+    const elsewhere = {
+      config: first.config,
+      tokens: (
+        await completeAuthorization(first.config, new HttpBrowser(service.issuer), {
+          identifier: user.email!,
+          password: user.password,
+          consent: 'expect-none',
+        })
+      ).tokens,
+    };
+    await signInToService(browser, user);
+    // The first application authorizes again here: the engine session now names that new grant only,
+    // yet the first grant's tokens were obtained in this browser too.
+    expect(await silentAuthorization(first.config, browser)).toMatchObject({ code: expect.any(String) });
+
+    expect((await logOut(browser)).status).toBe(200);
+    await expectApplicationTokens(first, false);
+    await expectApplicationTokens(second, false);
+    await expectApplicationTokens(elsewhere, true);
+    // Consents stay, as at an RP-initiated logout: signing in again asks for the password alone.
+    await completeAuthorization(first.config, browser, {
+      identifier: user.email!,
+      password: user.password,
+      consent: 'expect-none',
+    });
+  });
+
   it('leaves the engine session of another user, signed in to an application in that browser', async () => {
     const applicationUser = await createTestUser(service.service.db);
     const serviceUser = await createTestUser(service.service.db);
     const browser = new HttpBrowser(service.issuer);
-    const config = await signInToApplication(browser, applicationUser);
+    const application = await signInToApplication(browser, applicationUser);
     await signInToService(browser, serviceUser);
 
     expect((await logOut(browser)).status).toBe(200);
     expect(await liveSessions(serviceUser.id)).toBe(0);
-    expect(await silentAuthorization(config, browser)).toMatchObject({ code: expect.any(String) });
+    expect(await silentAuthorization(application.config, browser)).toMatchObject({
+      code: expect.any(String),
+    });
+    await expectApplicationTokens(application, true);
   });
 
   it('without the engine cookie (an API client) ends the main-auth session alone', async () => {
     const user = await createTestUser(service.service.db);
     const browser = new HttpBrowser(service.issuer);
-    const config = await signInToApplication(browser, user);
+    const application = await signInToApplication(browser, user);
     await signInToService(browser, user);
 
     // Only the refresh cookie, as an application of the service's own holds it.
@@ -92,6 +165,9 @@ describe('POST /auth/logout in a browser signed in to applications', () => {
     const answer = await fetch(logout, { method: 'POST', headers: { cookie: refreshCookie } });
     expect(answer.status).toBe(200);
     expect(await liveSessions(user.id)).toBe(0);
-    expect(await silentAuthorization(config, browser)).toMatchObject({ code: expect.any(String) });
+    expect(await silentAuthorization(application.config, browser)).toMatchObject({
+      code: expect.any(String),
+    });
+    await expectApplicationTokens(application, true);
   });
 });

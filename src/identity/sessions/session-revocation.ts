@@ -1,7 +1,7 @@
 import type { Database } from '../../db/database.js';
 import { auditEventTypes, writeAuditEvent } from '../audit/audit-log.js';
 import type { RequestInfo } from '../auth-flow/step.js';
-import { endEngineSessions } from '../../oidc/models/engine-sessions.js';
+import { endBrowserSignInOf } from '../../oidc/models/user-sign-ins.js';
 import { findRefreshToken } from './refresh-tokens.js';
 import { revokeSession, revokeUserSessions } from './sessions.js';
 
@@ -75,8 +75,10 @@ export async function revokeOtherSessionsOfUser(
  * browser holds (`engineSessionId`, its cookie) when it is the same user's: signing out of the service
  * in a browser signs that browser out of the applications too, as an RP-initiated logout ends the
  * main-auth sessions of its browser (end-session.ts). The engine's session is marked ended, not
- * deleted, so an authorization in flight that read it can't save it back to life. A request without
- * the engine's cookie (an API client) ends the main-auth session alone; an unknown token, nothing.
+ * deleted, so an authorization in flight that read it can't save it back to life, and the grants
+ * issued in it are revoked (endBrowserSignInOf): an application's refresh token obtained in this
+ * browser must not outlive the user's logout here. A request without the engine's cookie (an API
+ * client) ends the main-auth session alone; an unknown token, nothing.
  */
 export async function logOut(
   db: Database,
@@ -94,7 +96,7 @@ export async function logOut(
     if (revoked)
       await audit(trx, token.userId, request, { sessionIds: [token.sessionId], reason: 'logout' }, now);
     if (browser.engineSessionId !== undefined) {
-      await endEngineSessions(trx, { id: browser.engineSessionId, account_id: token.userId }, now);
+      await endBrowserSignInOf(trx, token.userId, browser.engineSessionId, now);
     }
     return revoked;
   });

@@ -6,22 +6,37 @@ import type { Queryable } from '../../db/database.js';
  */
 export const endedSessionKeptMs = 60 * 60 * 1000;
 
+/** What the engine keeps in a session that matters once it ends (the rest is the engine's). */
+interface EngineSessionPayload {
+  /** Per client signed in to in this browser: the grant of its latest authorization here. */
+  authorizations?: Record<string, { grantId?: unknown }>;
+}
+
+/** An engine session just ended. */
+export interface EndedEngineSession {
+  id: string;
+  /** Stays the same when the engine gives the session a new id; the tokens issued in it carry it. */
+  uid: string | undefined;
+  /** The grants the session named, one per client (the latest authorization of each in this browser). */
+  grantIds: string[];
+}
+
 /**
  * Ends the engine's (browser) sessions matching `where` (its `id`, every one of an `account_id`, or
  * one `id` only if it is that `account_id`'s):
  * marks them ended rather than deleting them. The engine saves a session at the end of every request
  * that read it, so a request that read one just before it ended would insert a deleted row again,
  * signed in (a stolen cookie sent in a loop wins that race); a marked row stays ended, whatever is
- * saved into it, and is never found again (the adapter's SessionAdapter). Answers how many of them
- * were live.
+ * saved into it, and is never found again (the adapter's SessionAdapter). Answers the ones that were
+ * live, as they were when they ended (the row locked by the update, so no save slips in between).
  */
 export async function endEngineSessions(
   db: Queryable,
   where: { id: string; account_id?: string } | { account_id: string },
   now: Date,
-): Promise<number> {
+): Promise<EndedEngineSession[]> {
   const keptUntil = new Date(now.getTime() + endedSessionKeptMs);
-  const ended: { id: string }[] = await db('oidc_payloads')
+  const ended: { id: string; uid: string | null; payload: EngineSessionPayload }[] = await db('oidc_payloads')
     .where({ model: 'Session', ...where })
     .whereNull('ended_at')
     .where((query) => query.whereNull('expires_at').orWhere('expires_at', '>', now))
@@ -33,7 +48,13 @@ export async function endEngineSessions(
           keptUntil,
         ]),
       },
-      ['id'],
+      ['id', 'uid', 'payload'],
     );
-  return ended.length;
+  return ended.map((session) => ({
+    id: session.id,
+    uid: session.uid ?? undefined,
+    grantIds: Object.values(session.payload.authorizations ?? {})
+      .map((authorization) => authorization.grantId)
+      .filter((grantId): grantId is string => typeof grantId === 'string'),
+  }));
 }

@@ -1,5 +1,6 @@
 import type { Queryable } from '../../db/database.js';
 import { endEngineSessions } from './engine-sessions.js';
+import { revokeGrants } from './grant-revocation.js';
 import { recordRevokedGrants } from './revoked-grant.js';
 
 /**
@@ -26,7 +27,7 @@ export async function endOidcSignInsOf(db: Queryable, userId: string, now: Date)
   // Sign-ins finished on the pages that the browser has not come back for yet (the engine's resume).
   await db('oidc_payloads').where({ model: 'Interaction', account_id: userId }).delete();
   // Marked, not deleted: an authorize in flight that read one must not save it back to life.
-  const sessions = await endEngineSessions(db, { account_id: userId }, now);
+  const sessions = (await endEngineSessions(db, { account_id: userId }, now)).length;
   await recordRevokedGrants(
     db,
     [
@@ -37,4 +38,34 @@ export async function endOidcSignInsOf(db: Queryable, userId: string, now: Date)
     now,
   );
   return sessions;
+}
+
+/**
+ * Ends one browser's sign-in through the OIDC pages, when it is this user's (the service's own logout
+ * in that browser): the engine's session `engineSessionId`, marked ended, and the grants issued in it,
+ * with their refresh tokens and, recorded as revoked, their access tokens. Those grants are the ones
+ * the session names (the latest authorization of each application here) and those of the user's
+ * refresh tokens issued in it (the engine stamps its session's uid on them), since every authorization
+ * gets a grant of its own and the session names only the latest: an application that authorized again
+ * here (prompt=none) still holds the earlier grant's refresh token. Grants of the same user in other
+ * browsers stay, and so do consents: signing in again asks for the password, not for consent. Another
+ * user's session, or one already ended, is left alone. Answers whether a session ended.
+ */
+export async function endBrowserSignInOf(
+  db: Queryable,
+  userId: string,
+  engineSessionId: string,
+  now: Date,
+): Promise<boolean> {
+  const [session] = await endEngineSessions(db, { id: engineSessionId, account_id: userId }, now);
+  if (!session) return false;
+  const issuedHere: { token_family_id: string }[] = session.uid
+    ? await db('oauth_refresh_tokens')
+        .where({ user_id: userId })
+        .whereNull('revoked_at')
+        .whereRaw(`payload->>'sessionUid' = ?`, [session.uid])
+        .distinct('token_family_id')
+    : [];
+  await revokeGrants(db, [...session.grantIds, ...issuedHere.map((token) => token.token_family_id)], now);
+  return true;
 }
