@@ -3,7 +3,12 @@ import { SignJWT, UnsecuredJWT, decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestClient } from '../support/fixtures.js';
 import { HttpBrowser } from '../support/http-browser.js';
-import { buildAuthorizationRequest, completeAuthorization, oidc } from '../support/relying-party.js';
+import {
+  buildAuthorizationRequest,
+  completeAuthorization,
+  discover,
+  oidc,
+} from '../support/relying-party.js';
 import { userWithTokens } from '../support/sign-in.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
@@ -49,6 +54,38 @@ describe('GET /oauth/end_session over HTTP', () => {
     await expect(oidc.refreshTokenGrant(first.config, second.tokens.refresh_token!)).rejects.toMatchObject({
       error: 'invalid_grant',
     });
+  });
+
+  it('confirmed without a hint, revokes the grants of that browser’s sign-in, of every application', async () => {
+    const first = await userWithTokens(service);
+    const { user } = first;
+    // A second application signed in to in the same browser, and the first one in another browser.
+    const { client: secondClient } = await createTestClient(service.service.db);
+    const secondConfig = await discover(service.issuer, secondClient.clientId);
+    const second = await completeAuthorization(secondConfig, first.browser, {
+      identifier: user.email!,
+      password: user.password,
+    });
+    const elsewhere = await completeAuthorization(first.config, new HttpBrowser(service.issuer), {
+      identifier: user.email!,
+      password: user.password,
+      consent: 'expect-none',
+    });
+
+    const page = await first.browser.navigate(endSessionUrl({ client_id: first.client.clientId }));
+    expect(new URL(page.url).pathname).toBe('/en/auth/single-logout');
+    expect((await first.browser.submit(page, {})).status).toBe(200);
+
+    for (const [config, tokens] of [
+      [first.config, first.tokens],
+      [secondConfig, second.tokens],
+    ] as const) {
+      await expect(oidc.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({
+        error: 'invalid_grant',
+      });
+    }
+    const stillSignedIn = await oidc.refreshTokenGrant(first.config, elsewhere.tokens.refresh_token!);
+    expect(stillSignedIn.access_token).toEqual(expect.any(String));
   });
 
   it('renders an error page, without redirecting, for a post_logout_redirect_uri not in the client list', async () => {

@@ -10,6 +10,7 @@ import { sendPostAsGet } from './post-as-get.js';
 import type { PublishedKeySet } from '../../keys/published-key-set.js';
 import { verifyIdTokenHint, type IdTokenHint } from '../../tokens/id-token-hint.js';
 import { revokeRefreshTokensOf } from '../models/oauth-refresh-token.js';
+import { revokeGrantsOfEngineSession } from '../models/user-sign-ins.js';
 import { oauthRoutes } from '../provider.js';
 
 /** What the logout pages need to know about the request (kept in ctx.state). */
@@ -65,18 +66,34 @@ export function endSessionRoutes(deps: {
     }
   });
   /**
-   * The logout confirmed (with script or without, the same form post): the main-auth sessions of the
-   * same account in this browser (its device binding) end too, and the refresh cookie is cleared, so
-   * the service's own pages are signed out as well as the engine's session.
+   * The logout confirmed (with script or without, the same form post): the grants issued in the
+   * engine's session are revoked, the main-auth sessions of the same account in this browser (its
+   * device binding) end too, and the refresh cookie is cleared, so the applications and the service's
+   * own pages are signed out as well as the engine's session.
    */
   router.post(`${oauthRoutes.end_session}/confirm`, async (ctx, next) => {
     await next();
     const oidc = (ctx as unknown as { oidc?: KoaContextWithOIDC['oidc'] }).oidc;
     const accountId = oidc?.session?.accountId;
     if (!oidc?.params?.logout || !accountId || ctx.status >= 400) return;
+    const now = deps.clock.now();
+    // The engine keeps the grants of the session it ended (every authorization persists logout, for
+    // offline access): revoked here, so an application's refresh token obtained in this browser dies
+    // with the sign-in, as at the service's own logout.
+    await revokeGrantsOfEngineSession(
+      deps.db,
+      accountId,
+      {
+        uid: oidc.session.uid,
+        grantIds: Object.values(oidc.session.authorizations ?? {})
+          .map((authorization) => authorization.grantId)
+          .filter((grantId): grantId is string => typeof grantId === 'string'),
+      },
+      now,
+    );
     const device = await findDeviceBinding(deps.db, readDeviceCookie(ctx));
     if (device) {
-      await revokeDeviceSessions(deps.db, accountId, device, 'logout', deps.clock.now());
+      await revokeDeviceSessions(deps.db, accountId, device, 'logout', now);
     }
     clearRefreshCookie(ctx, deps.apiPrefix);
   });

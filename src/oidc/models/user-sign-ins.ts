@@ -59,6 +59,21 @@ export async function endBrowserSignInOf(
 ): Promise<boolean> {
   const [session] = await endEngineSessions(db, { id: engineSessionId, account_id: userId }, now);
   if (!session) return false;
+  await revokeGrantsOfEngineSession(db, userId, session, now);
+  return true;
+}
+
+/**
+ * Revokes the grants issued in one engine session of the user (see endBrowserSignInOf): the ones it
+ * names and those of the user's refresh tokens stamped with its uid. For a session the engine itself
+ * ended (an RP-initiated logout), read from the session it had loaded.
+ */
+export async function revokeGrantsOfEngineSession(
+  db: Queryable,
+  userId: string,
+  session: { uid?: string | undefined; grantIds: readonly string[] },
+  now: Date,
+): Promise<void> {
   const issuedHere: { token_family_id: string }[] = session.uid
     ? await db('oauth_refresh_tokens')
         .where({ user_id: userId })
@@ -67,5 +82,4 @@ export async function endBrowserSignInOf(
         .distinct('token_family_id')
     : [];
   await revokeGrants(db, [...session.grantIds, ...issuedHere.map((token) => token.token_family_id)], now);
-  return true;
 }
