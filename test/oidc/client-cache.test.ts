@@ -16,8 +16,8 @@ import { startTestService, type TestService } from '../support/test-service.js';
 // A short poll (the default is 5 s): the rules are the same, the waits a tenth.
 const clientChangePollMs = 250;
 // Small bounds (the defaults are 20,000 each): a flood past them takes a second, not a minute.
-const maxClients = 500;
-const maxUnknownIds = 200;
+const maxClients = 100;
+const maxUnknownIds = 50;
 
 let service: TestService;
 beforeAll(async () => {
