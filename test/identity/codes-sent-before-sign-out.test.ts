@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replaceFunnel } from '../../src/identity/auth-flow/funnel-steps.js';
 import { createTestUser, uniquePhone } from '../support/fixtures.js';
+import { bearerCall } from '../support/bearer-call.js';
 import { callIdentityApi, mainAuthTokenFor, uniqueIp } from '../support/identity-api-client.js';
 import { mainAuthToken } from '../support/sign-in.js';
 import { startTestService, type TestService } from '../support/test-service.js';
@@ -36,14 +37,9 @@ afterAll(() => service?.close());
 
 const codeTo = (recipient: string) => service.service.developmentMessages.latestTo(recipient)!.code!;
 
-async function adminCall(path: string): Promise<number> {
-  const response = await fetch(service.url(`/api/v2/admin${path}`), {
-    method: 'POST',
-    headers: { authorization: `Bearer ${adminToken}` },
-  });
-  await response.body?.cancel();
-  return response.status;
-}
+/** An administrator's POST to the admin API: its status. */
+const adminCall = async (path: string) =>
+  (await bearerCall(service, 'POST', `/api/v2/admin${path}`, adminToken)).status;
 
 /** A login code sent to the user's phone; answers how to use it in a new flow later. */
 async function loginCodeSent(phone: string) {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replaceFunnel } from '../../src/identity/auth-flow/funnel-steps.js';
 import { findPasswordHash } from '../../src/identity/passwords/password-credential.js';
 import { createTestUser, uniqueEmail } from '../support/fixtures.js';
+import { bearerCall } from '../support/bearer-call.js';
 import { HttpBrowser } from '../support/http-browser.js';
 import { callIdentityApi, mainAuthTokenFor, uniqueIp } from '../support/identity-api-client.js';
 import { mainAuthToken } from '../support/sign-in.js';
@@ -65,14 +66,9 @@ async function setPasswordWith(cookie: string) {
   return response.status;
 }
 
-async function adminCall(path: string): Promise<number> {
-  const response = await fetch(service.url(`/api/v2/admin${path}`), {
-    method: 'POST',
-    headers: { authorization: `Bearer ${adminToken}` },
-  });
-  await response.body?.cancel();
-  return response.status;
-}
+/** An administrator's POST to the admin API: its status. */
+const adminCall = async (path: string) =>
+  (await bearerCall(service, 'POST', `/api/v2/admin${path}`, adminToken)).status;
 
 /** The copied cookie opens nothing and sets no password any more. */
 async function expectOnboardingEnded(registered: { userId: string; copied: string }) {

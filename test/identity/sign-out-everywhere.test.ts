@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createQrLoginRequest } from '../../src/identity/qr-login/qr-login-requests.js';
 import { saveConsent } from '../../src/oidc/models/consent.js';
 import { createServiceClient, createTestClient, createTestUser } from '../support/fixtures.js';
+import { bearerCall } from '../support/bearer-call.js';
 import { HttpBrowser } from '../support/http-browser.js';
 import { exchangeSsoCode, requestSsoCode } from '../oidc/support/sso-code.js';
 import { requestLoginToken } from '../oidc/support/inbound-login.js';
@@ -41,14 +42,9 @@ afterAll(() => service?.close());
 const introspect = (token: string) => introspectAs(service, resourceServer, token);
 const userinfoStatus = (token: string) => userinfoStatusOf(service, token);
 
-async function adminCall(path: string): Promise<number> {
-  const response = await fetch(service.url(`/api/v2/admin${path}`), {
-    method: 'POST',
-    headers: { authorization: `Bearer ${adminToken}` },
-  });
-  await response.body?.cancel();
-  return response.status;
-}
+/** An administrator's POST to the admin API: its status. */
+const adminCall = async (path: string) =>
+  (await bearerCall(service, 'POST', `/api/v2/admin${path}`, adminToken)).status;
 
 /** An authorization with prompt=none in this browser: where the provider sent it back, and how to redeem. */
 async function silentAuthorization(config: oidc.Configuration, browser: HttpBrowser) {
