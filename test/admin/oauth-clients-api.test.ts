@@ -151,6 +151,11 @@ describe('admin API: OAuth clients', () => {
       scopes: ['openid', 'service:crm.aggregates.read'],
     });
     expect(service_scope).toMatchObject({ status: 400, body: { error: 'invalid_client_metadata' } });
+    const bidiName = await call('PATCH', `/oauth-clients/${client.clientId}`, { name: 'Good\u202Eevil' });
+    expect(bidiName).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_client_metadata', details: [{ path: 'name' }] },
+    });
     const unknownField = await call('PATCH', `/oauth-clients/${client.clientId}`, { type: 'confidential' });
     expect(unknownField.status).toBe(400);
     expect((await call('GET', `/oauth-clients/${client.clientId}`)).body).toMatchObject({

@@ -233,6 +233,34 @@ describe('POST /oauth/clients/register', () => {
     expect(await clientCount()).toBe(before);
   });
 
+  // A name is shown to people on the sign-in, consent and logout pages: characters that reorder or
+  // hide what is around them would let a client pass for another ("\u202Eelgoog" reads "google").
+  it.each([
+    ['a right-to-left override', 'Good\u202Eevil'],
+    ['a left-to-right embedding', '\u202AEvil'],
+    ['a right-to-left isolate', 'Evil\u2067app\u2069'],
+    ['a right-to-left mark', 'Evil\u200Fapp'],
+    ['an Arabic letter mark', 'Evil\u061Capp'],
+    ['a new line', 'Good app\nwants nothing'],
+    ['a tab', 'Good\tapp'],
+    ['a C1 control', 'Good\u0085app'],
+    ['a line separator', 'Good\u2028app'],
+  ])(
+    'refuses a name with %s: 400 invalid_client_metadata naming it, nothing written',
+    async (_label, name) => {
+      const before = await clientCount();
+      const answer = await register({
+        client_name: name,
+        token_endpoint_auth_method: 'none',
+        redirect_uris: [callbackUri],
+      });
+      expect(answer).toMatchObject({ status: 400, body: { error: 'invalid_client_metadata' } });
+      expect(answer.body.error_description).toContain('name: must not contain control characters');
+      expect((answer.body.details as { path: string }[]).map((detail) => detail.path)).toEqual(['name']);
+      expect(await clientCount()).toBe(before);
+    },
+  );
+
   it.each([
     [
       'credentials in the URI (userinfo)',
@@ -294,6 +322,26 @@ describe('POST /oauth/clients/register', () => {
     values[flag.slice(2)] = [uri];
     expect(() => clientsCreateCommand.parse!(values)).toThrow(UsageError);
     expect(() => clientsCreateCommand.parse!(values)).toThrow(flag.slice(2));
+  });
+
+  it.each([
+    ['Hebrew', 'אפליקציה 2'],
+    ['Arabic with a zero-width non-joiner', 'تطبيق\u200Cنا'],
+    ['an emoji sequence (zero-width joiner)', 'Family \u{1F468}\u200D\u{1F469}\u200D\u{1F467} app'],
+  ])('accepts a name in %s', async (_label, name) => {
+    const answer = await register({ name, type: 'public', redirect_uris: [callbackUri], scopes: ['openid'] });
+    expect(answer).toMatchObject({ status: 201, body: { name, client_name: name } });
+  });
+
+  it('the CLI (clients:create) refuses a name with a right-to-left override', () => {
+    const values = {
+      name: 'Good\u202Eevil',
+      type: 'public',
+      scope: ['openid'],
+      'redirect-uri': [callbackUri],
+    };
+    expect(() => clientsCreateCommand.parse!(values)).toThrow(UsageError);
+    expect(() => clientsCreateCommand.parse!(values)).toThrow('name');
   });
 
   it.each([

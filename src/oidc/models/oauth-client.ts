@@ -38,9 +38,30 @@ const scopeSchema = z.string().refine((scope) => isOidcScope(scope) || serviceSc
   message: `must be one of ${oidcScopes.join(', ')} or service:<catalogue-permission>`,
 });
 
+/**
+ * Characters a client's name may not hold: the name is shown to people on the sign-in, consent and
+ * logout pages, inside a sentence, and these would reorder or break what is around it. Control
+ * characters (C0, C1: new lines, tabs), line and paragraph separators, and the bidirectional
+ * formatting characters (Unicode UAX #9: the marks LRM, RLM and ALM, the embeddings and overrides
+ * U+202A-U+202E, the isolates U+2066-U+2069): with U+202E, "\u202Eelgoog" reads "google". Names in
+ * right-to-left scripts need none of them, and the joiners that scripts and emoji use (U+200C, U+200D)
+ * stay allowed.
+ */
+const unshowableInName = /[\p{Cc}\p{Zl}\p{Zp}\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/u;
+
+const clientNameSchema = z
+  .string()
+  .trim()
+  .min(1)
+  .max(255)
+  .refine((name) => !unshowableInName.test(name), {
+    message:
+      'must not contain control characters, line breaks or bidirectional formatting characters (U+200E, U+200F, U+061C, U+202A-U+202E, U+2066-U+2069)',
+  });
+
 export const newClientSchema = z
   .object({
-    name: z.string().trim().min(1).max(255),
+    name: clientNameSchema,
     type: z.enum(clientTypes),
     redirectUris: z.array(redirectUriSchema).max(50).default([]),
     postLogoutRedirectUris: z.array(redirectUriSchema).max(50).default([]),
