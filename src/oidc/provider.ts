@@ -25,6 +25,7 @@ import { installIdTokenHintTypeCheck } from './id-token-hint-type.js';
 import { createInteractionPolicy } from './interaction-policy.js';
 import { engineSessionCookieName } from './engine-session-cookie.js';
 import { logoutSource, postLogoutSuccessSource } from './logout-pages.js';
+import { installExactLocalhostRedirects } from './redirect-uri.js';
 import { loadGrantFromConsent } from './load-existing-grant.js';
 import {
   resourceServerInfo,
@@ -261,6 +262,7 @@ export function createOidcProvider(dependencies: OidcProviderDependencies): {
   provider.proxy = config.trustProxy;
   provider.maxIpsCount = config.trustedProxyHops;
   installClientSecretHashing(provider);
+  installExactLocalhostRedirects(provider);
   installIdTokenHintTypeCheck(provider);
   installSsoCodeGrant(provider, { db, clock, apiAudience: config.apiAudience });
   const stopClientCache = installClientCache(provider, {

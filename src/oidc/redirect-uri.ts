@@ -1,3 +1,4 @@
+import type { Provider } from 'oidc-provider';
 import { z } from 'zod';
 
 const loopbackHosts = new Set(['localhost', '127.0.0.1', '[::1]']);
@@ -50,3 +51,35 @@ export const redirectUriSchema = z
     const problem = redirectUriProblem(value);
     if (problem) context.addIssue({ code: 'custom', message: problem });
   });
+
+interface RedirectMatching {
+  redirectUris?: string[];
+  postLogoutRedirectUris?: string[];
+  redirectUriAllowed(value: string): boolean;
+  postLogoutRedirectUriAllowed(value: string): boolean;
+}
+
+/**
+ * Authorize and logout match a native client's loopback IP redirect URIs with any port (RFC 8252 §7.3:
+ * MUST), but the engine gives `localhost` that rule too. §7.3 asks it only of the IP literals, and §8.3
+ * advises against `localhost`, which a hosts file or resolver may point elsewhere: a `localhost` URI is
+ * matched exactly, port included, as every other URI is (docs/oauth.md).
+ */
+export function installExactLocalhostRedirects(provider: Provider): void {
+  const prototype = provider.Client.prototype as unknown as RedirectMatching;
+  const { redirectUriAllowed, postLogoutRedirectUriAllowed } = prototype;
+  prototype.redirectUriAllowed = function (this: RedirectMatching, value: string) {
+    return isLocalhost(value)
+      ? (this.redirectUris ?? []).includes(value)
+      : redirectUriAllowed.call(this, value);
+  };
+  prototype.postLogoutRedirectUriAllowed = function (this: RedirectMatching, value: string) {
+    return isLocalhost(value)
+      ? (this.postLogoutRedirectUris ?? []).includes(value)
+      : postLogoutRedirectUriAllowed.call(this, value);
+  };
+}
+
+function isLocalhost(value: string): boolean {
+  return URL.parse(value)?.hostname === 'localhost';
+}

@@ -72,6 +72,29 @@ describe('loopback redirect URIs of native apps (RFC 8252 §7.3)', () => {
     }
   });
 
+  it('a native client’s localhost redirect URI keeps exact matching too (RFC 8252 §8.3)', async () => {
+    // The engine gives localhost the loopback IP literals' any-port rule; §7.3 asks it only of the
+    // IP literals, and `localhost` need not even resolve to this device.
+    const { client } = await createTestClient(service.service.db, {
+      redirectUris: ['com.example.app:/callback', 'http://localhost:8080/callback'],
+      postLogoutRedirectUris: ['http://localhost:8080/signed-out'],
+    });
+    const config = await discover(service.issuer, client.clientId);
+    expect((await authorizeAnswer(config, 'http://localhost:8080/callback')).status).toBe(303);
+    for (const refused of ['http://localhost:9999/callback', 'http://localhost/callback']) {
+      expect((await authorizeAnswer(config, refused)).status, refused).toBe(400);
+    }
+    const logout = (uri: string) =>
+      fetch(
+        service.url(
+          `/oauth/end_session?${new URLSearchParams({ client_id: client.clientId, post_logout_redirect_uri: uri })}`,
+        ),
+        { redirect: 'manual' },
+      );
+    expect((await logout('http://localhost:8080/signed-out')).status).toBe(200);
+    expect((await logout('http://localhost:9999/signed-out')).status).toBe(400);
+  });
+
   it('a web client on localhost keeps exact matching, port included', async () => {
     const { client } = await createTestClient(service.service.db);
     const config = await discover(service.issuer, client.clientId);
