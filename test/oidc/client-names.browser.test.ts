@@ -96,4 +96,27 @@ describe('a client name with a bidirectional override on the pages', () => {
     expect(await layoutAroundName(page, ['.'])).toEqual({ isolated: true, inOrder: true });
     await context.close();
   });
+
+  it('a name of 255 characters without a space stays inside a phone’s screen', async () => {
+    const { db } = service.service;
+    const { client } = await createTestClient(db, { name: 'W'.repeat(255) });
+    const user = await createTestUser(db);
+    const config = await discover(service.issuer, client.clientId);
+    const context = await browser.newContext({ viewport: { width: 360, height: 740 } });
+    const page = await context.newPage();
+    const overflows = () =>
+      page.evaluate('document.documentElement.scrollWidth > document.documentElement.clientWidth');
+    await page.goto((await buildAuthorizationRequest(config)).url.toString());
+    expect(await overflows()).toBe(false);
+    await page.fill('#identifier', user.email!);
+    await page.click('button[type=submit]');
+    await page.fill('#password', user.password);
+    await page.click('button[type=submit]');
+    await page.waitForSelector('button[value=allow]');
+    expect(await overflows()).toBe(false);
+    await page.goto(service.url(`/oauth/end_session/success?client_id=${client.clientId}`));
+    await page.getByTestId('signed-out').waitFor({ state: 'visible', timeout: 10_000 });
+    expect(await overflows()).toBe(false);
+    await context.close();
+  });
 });
