@@ -164,7 +164,6 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
     const client = await provider.Client.find(String(interaction.params.client_id));
     return {
       name: client?.clientName ?? String(interaction.params.client_id),
-      logo: typeof client?.logoUri === 'string' ? client.logoUri : undefined,
     };
   };
 
@@ -213,7 +212,6 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
       lockoutTexts: retryAfterSeconds ? lockoutTexts(lang, retryAfterSeconds) : undefined,
       restartUrl,
       clientName: client?.name,
-      clientLogo: client?.logo,
     };
     const status = error?.status ?? 200;
     const single = flow.screen.length === 1 ? flow.nextStep : undefined;
@@ -572,7 +570,6 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
       lang: page.lang,
       brand: deps.brand,
       clientName: client.clientName ?? client.clientId,
-      clientLogo: typeof client.logoUri === 'string' ? client.logoUri : undefined,
       interactionUid: interaction.uid,
       action: publicPath(ctx, `/${page.lang}/auth/consent`),
       switchTarget: authPagePath(page.lang, { interaction: interaction.uid }),
