@@ -4,7 +4,12 @@ import type { Database } from '../../db/database.js';
 import { notFound } from '../../http/api-error.js';
 import { requestInfo } from '../../http/request-info.js';
 import { activeSessionOf } from '../sessions/require-active-session.js';
-import { revokeOtherSessionsOfUser, revokeSessionOfUser } from '../sessions/session-revocation.js';
+import { listAppSignInsOf } from '../../oidc/models/app-sign-ins.js';
+import {
+  endAppSignInOfUser,
+  revokeOtherSessionsOfUser,
+  revokeSessionOfUser,
+} from '../sessions/session-revocation.js';
 import type { SessionPolicy } from '../sessions/session-policy.js';
 import { listActiveSessions } from '../sessions/sessions.js';
 import type { IdentityRoutes } from './identity-api.js';
@@ -31,7 +36,23 @@ const sessionView = z
 
 const sessionList = z.object({ sessions: z.array(sessionView) }).meta({ id: 'SessionList' });
 
-/** GET /security/sessions, DELETE /security/sessions/:id, POST /security/sessions/revoke-all. */
+const appSignInView = z
+  .object({
+    id: z.string().describe("The engine's session in that browser"),
+    signedInAt: z.iso.datetime(),
+    applications: z
+      .array(z.object({ clientId: z.string(), name: z.string() }))
+      .describe('The applications signed in to in that browser'),
+  })
+  .meta({ id: 'AppSignIn' });
+
+const appSignInList = z.object({ items: z.array(appSignInView) }).meta({ id: 'AppSignInList' });
+
+/**
+ * GET /security/sessions, DELETE /security/sessions/:id, POST /security/sessions/revoke-all; and the
+ * sign-ins through the OIDC pages (the engine's sessions, one per browser), which are no main-auth
+ * sessions: GET /security/app-sign-ins, DELETE /security/app-sign-ins/:id.
+ */
 export function securitySessionRoutes(deps: SecuritySessionRouteDependencies): IdentityRoutes {
   const { db, clock } = deps;
   const unauthorized = { 401: { description: 'No valid main-auth access token, or its session has ended' } };
@@ -117,6 +138,57 @@ export function securitySessionRoutes(deps: SecuritySessionRouteDependencies): I
           now,
         );
         ctx.body = { revokedCount };
+      },
+    );
+
+    api.add(
+      {
+        method: 'get',
+        path: '/security/app-sign-ins',
+        summary: "The signed-in user's live sign-ins to applications through the OIDC pages, one per browser",
+        tags: ['Security'],
+        security: 'bearer',
+        responses: {
+          200: { description: 'Live sign-ins, latest first', schema: appSignInList },
+          ...unauthorized,
+        },
+      },
+      async (ctx) => {
+        const current = activeSessionOf(ctx);
+        const signIns = await listAppSignInsOf(db, current.userId, clock.now());
+        ctx.set('Cache-Control', 'no-store');
+        ctx.body = {
+          items: signIns.map((signIn) => ({
+            id: signIn.id,
+            signedInAt: signIn.signedInAt.toISOString(),
+            applications: signIn.applications,
+          })),
+        } satisfies z.infer<typeof appSignInList>;
+      },
+    );
+
+    api.add(
+      {
+        method: 'delete',
+        path: '/security/app-sign-ins/:id',
+        summary: "End one sign-in to applications (that browser's, and the grants issued in it)",
+        tags: ['Security'],
+        security: 'bearer',
+        responses: {
+          200: { description: 'Ended', schema: z.object({ ended: z.literal(true) }) },
+          ...unauthorized,
+          404: { description: 'No such live sign-in of this user' },
+        },
+      },
+      async (ctx) => {
+        const current = activeSessionOf(ctx);
+        const ended = await endAppSignInOfUser(
+          db,
+          { userId: current.userId, appSignInId: String(ctx.params.id), request: requestInfo(ctx) },
+          clock.now(),
+        );
+        if (!ended) throw notFound('There is no such live sign-in.');
+        ctx.body = { ended: true };
       },
     );
   };

@@ -6,7 +6,7 @@ import { findRefreshToken } from './refresh-tokens.js';
 import { revokeSession, revokeUserSessions } from './sessions.js';
 
 /**
- * Revocations a user asks for (logout, one session, all others), each written to the audit log as
+ * Revocations a user asks for (logout, one session, one sign-in to applications, all others), each written to the audit log as
  * identity.session.revoked in the same transaction as the revocation.
  */
 function audit(
@@ -41,6 +41,31 @@ export async function revokeSessionOfUser(
       );
     }
     return revoked;
+  });
+}
+
+/**
+ * DELETE /security/app-sign-ins/:id: ends one sign-in of the user through the OIDC pages (that
+ * browser's engine session, and the grants issued in it: endBrowserSignInOf); false when it is not
+ * the user's live sign-in.
+ */
+export async function endAppSignInOfUser(
+  db: Database,
+  revocation: { userId: string; appSignInId: string; request: RequestInfo },
+  now: Date,
+): Promise<boolean> {
+  return db.transaction(async (trx) => {
+    const ended = await endBrowserSignInOf(trx, revocation.userId, revocation.appSignInId, now);
+    if (ended) {
+      await audit(
+        trx,
+        revocation.userId,
+        revocation.request,
+        { appSignInIds: [revocation.appSignInId], reason: 'revoked_by_user' },
+        now,
+      );
+    }
+    return ended;
   });
 }
 

@@ -1,0 +1,47 @@
+import type { Queryable } from '../../db/database.js';
+
+/** One live sign-in of a user through the OIDC pages: the engine's session in one browser. */
+export interface AppSignIn {
+  /** The engine session's id (its row in oidc_payloads), which endBrowserSignInOf ends. */
+  id: string;
+  signedInAt: Date;
+  /** The applications signed in to in that browser (those the session has an authorization for). */
+  applications: { clientId: string; name: string }[];
+}
+
+/** What the engine keeps in a session that the list shows (the rest is the engine's). */
+interface EngineSessionPayload {
+  /** The login time, in seconds since the epoch. */
+  loginTs?: unknown;
+  /** Per client signed in to in this browser: the grant of its latest authorization here. */
+  authorizations?: Record<string, unknown>;
+}
+
+/**
+ * The user's live engine sessions (not ended, not expired: what the engine's adapter still finds),
+ * latest sign-in first, each with the applications signed in to there, named from oauth_clients (an
+ * application deleted since is left out). Never another user's: the rows are those of `account_id`.
+ */
+export async function listAppSignInsOf(db: Queryable, userId: string, now: Date): Promise<AppSignIn[]> {
+  const sessions: { id: string; payload: EngineSessionPayload }[] = await db('oidc_payloads')
+    .where({ model: 'Session', account_id: userId })
+    .whereNull('ended_at')
+    .where((query) => query.whereNull('expires_at').orWhere('expires_at', '>', now))
+    .select('id', 'payload');
+  const clientIdsOf = (payload: EngineSessionPayload) => Object.keys(payload.authorizations ?? {});
+  const clientIds = [...new Set(sessions.flatMap((session) => clientIdsOf(session.payload)))];
+  const clients: { client_id: string; name: string }[] = clientIds.length
+    ? await db('oauth_clients').whereIn('client_id', clientIds).select('client_id', 'name')
+    : [];
+  const names = new Map(clients.map((client) => [client.client_id, client.name]));
+  return sessions
+    .map((session) => ({
+      id: session.id,
+      signedInAt: new Date(typeof session.payload.loginTs === 'number' ? session.payload.loginTs * 1000 : 0),
+      applications: clientIdsOf(session.payload).flatMap((clientId) => {
+        const name = names.get(clientId);
+        return name === undefined ? [] : [{ clientId, name }];
+      }),
+    }))
+    .sort((a, b) => b.signedInAt.getTime() - a.signedInAt.getTime() || a.id.localeCompare(b.id));
+}
