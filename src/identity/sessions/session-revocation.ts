@@ -6,8 +6,8 @@ import { findRefreshToken } from './refresh-tokens.js';
 import { revokeSession, revokeUserSessions } from './sessions.js';
 
 /**
- * Revocations a user asks for (logout, one session, one sign-in to applications, all others), each written to the audit log as
- * identity.session.revoked in the same transaction as the revocation.
+ * Revocations a user asks for (logout, one session, one sign-in to applications, all others), each
+ * written to the audit log as identity.session.revoked in the same transaction as the revocation.
  */
 function audit(
   trx: Parameters<typeof writeAuditEvent>[0],
