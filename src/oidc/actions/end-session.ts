@@ -9,6 +9,7 @@ import { renderPage } from '../../http/pages.js';
 import { sendPostAsGet } from './post-as-get.js';
 import type { PublishedKeySet } from '../../keys/published-key-set.js';
 import { verifyIdTokenHint, type IdTokenHint } from '../../tokens/id-token-hint.js';
+import { grantIdsNamedBy } from '../models/engine-sessions.js';
 import { revokeRefreshTokensOf } from '../models/oauth-refresh-token.js';
 import { revokeGrantsOfEngineSession } from '../models/user-sign-ins.js';
 import { oauthRoutes } from '../provider.js';
@@ -85,9 +86,7 @@ export function endSessionRoutes(deps: {
       accountId,
       {
         uid: oidc.session.uid,
-        grantIds: Object.values(oidc.session.authorizations ?? {})
-          .map((authorization) => authorization.grantId)
-          .filter((grantId): grantId is string => typeof grantId === 'string'),
+        grantIds: grantIdsNamedBy(oidc.session),
       },
       now,
     );

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/database.js';
+import type { EngineSessionPayload } from './engine-sessions.js';
 
 /** One live sign-in of a user through the OIDC pages: the engine's session in one browser. */
 export interface AppSignIn {
@@ -7,14 +8,6 @@ export interface AppSignIn {
   signedInAt: Date;
   /** The applications signed in to in that browser (those the session has an authorization for). */
   applications: { clientId: string; name: string }[];
-}
-
-/** What the engine keeps in a session that the list shows (the rest is the engine's). */
-interface EngineSessionPayload {
-  /** The login time, in seconds since the epoch. */
-  loginTs?: unknown;
-  /** Per client signed in to in this browser: the grant of its latest authorization here. */
-  authorizations?: Record<string, unknown>;
 }
 
 /**

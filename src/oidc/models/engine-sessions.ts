@@ -6,10 +6,19 @@ import type { Queryable } from '../../db/database.js';
  */
 export const endedSessionKeptMs = 60 * 60 * 1000;
 
-/** What the engine keeps in a session that matters once it ends (the rest is the engine's). */
-interface EngineSessionPayload {
+/** What the engine keeps in a session that we read (the rest is the engine's). */
+export interface EngineSessionPayload {
   /** Per client signed in to in this browser: the grant of its latest authorization here. */
   authorizations?: Record<string, { grantId?: unknown }>;
+  /** The login time, in seconds since the epoch. */
+  loginTs?: unknown;
+}
+
+/** The grants a session names: one per client, the latest authorization of each in its browser. */
+export function grantIdsNamedBy(session: EngineSessionPayload): string[] {
+  return Object.values(session.authorizations ?? {})
+    .map((authorization) => authorization.grantId)
+    .filter((grantId): grantId is string => typeof grantId === 'string');
 }
 
 /** An engine session just ended. */
@@ -53,8 +62,6 @@ export async function endEngineSessions(
   return ended.map((session) => ({
     id: session.id,
     uid: session.uid ?? undefined,
-    grantIds: Object.values(session.payload.authorizations ?? {})
-      .map((authorization) => authorization.grantId)
-      .filter((grantId): grantId is string => typeof grantId === 'string'),
+    grantIds: grantIdsNamedBy(session.payload),
   }));
 }
