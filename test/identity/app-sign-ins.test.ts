@@ -1,15 +1,11 @@
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listAuditEvents } from '../../src/identity/audit/audit-log.js';
-import { createTestClient, createTestUser } from '../support/fixtures.js';
+import { createTestUser } from '../support/fixtures.js';
 import { HttpBrowser } from '../support/http-browser.js';
 import { callIdentityApi, mainAuthTokenFor } from '../support/identity-api-client.js';
-import {
-  buildAuthorizationRequest,
-  completeAuthorization,
-  discover,
-  oidc,
-} from '../support/relying-party.js';
+import { completeAuthorization, oidc, silentAuthorization } from '../support/relying-party.js';
+import { signInToNewApplication } from '../support/sign-in.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 /**
@@ -24,30 +20,10 @@ beforeAll(async () => {
 });
 afterAll(() => service?.close());
 
-type TestUser = Awaited<ReturnType<typeof createTestUser>>;
-
 interface AppSignIn {
   id: string;
   signedInAt: string;
   applications: { clientId: string; name: string }[];
-}
-
-/** Signs in to a new application named `name` through the pages in `browser`. */
-async function signInToApplication(browser: HttpBrowser, user: TestUser, name: string) {
-  const { client } = await createTestClient(service.service.db, { name });
-  const config = await discover(service.issuer, client.clientId);
-  const { tokens } = await completeAuthorization(config, browser, {
-    identifier: user.email!,
-    password: user.password,
-  });
-  return { clientId: client.clientId, config, tokens };
-}
-
-/** An authorization with prompt=none in this browser: the code, or the error, it came back with. */
-async function silentAuthorization(config: oidc.Configuration, browser: HttpBrowser) {
-  const request = await buildAuthorizationRequest(config, { prompt: 'none' });
-  const callback = new URL((await browser.navigate(request.url.toString())).url);
-  return { code: callback.searchParams.get('code'), error: callback.searchParams.get('error') };
 }
 
 async function listAppSignIns(token: string): Promise<AppSignIn[]> {
@@ -71,8 +47,8 @@ describe('the security settings: sign-ins to applications through the OIDC pages
     const stranger = await createTestUser(service.service.db);
     const browser = new HttpBrowser(service.issuer);
     const before = new Date(Date.now() - 1000);
-    const calendar = await signInToApplication(browser, user, uniqueName('Calendar'));
-    const notes = await signInToApplication(browser, user, uniqueName('Notes'));
+    const calendar = await signInToNewApplication(service, browser, user, uniqueName('Calendar'));
+    const notes = await signInToNewApplication(service, browser, user, uniqueName('Notes'));
     // The stranger, signed in to the same application in a browser of their own.
     await completeAuthorization(calendar.config, new HttpBrowser(service.issuer), {
       identifier: stranger.email!,
@@ -108,7 +84,7 @@ describe('the security settings: sign-ins to applications through the OIDC pages
     const user = await createTestUser(service.service.db);
     const browser = new HttpBrowser(service.issuer);
     const elsewhere = new HttpBrowser(service.issuer);
-    const application = await signInToApplication(browser, user, uniqueName('Calendar'));
+    const application = await signInToNewApplication(service, browser, user, uniqueName('Calendar'));
     const token = await mainAuthTokenFor(service, user.id);
     const [signIn] = await listAppSignIns(token);
     // The same user in another browser: a sign-in of its own, which stays.
@@ -161,7 +137,12 @@ describe('the security settings: sign-ins to applications through the OIDC pages
     const user = await createTestUser(service.service.db);
     const stranger = await createTestUser(service.service.db);
     const strangersBrowser = new HttpBrowser(service.issuer);
-    const application = await signInToApplication(strangersBrowser, stranger, uniqueName('Calendar'));
+    const application = await signInToNewApplication(
+      service,
+      strangersBrowser,
+      stranger,
+      uniqueName('Calendar'),
+    );
     const [strangersSignIn] = await listAppSignIns(await mainAuthTokenFor(service, stranger.id));
 
     const token = await mainAuthTokenFor(service, user.id);

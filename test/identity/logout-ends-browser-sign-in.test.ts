@@ -1,12 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServiceClient, createTestClient, createTestUser } from '../support/fixtures.js';
+import { createServiceClient, createTestUser } from '../support/fixtures.js';
 import { HttpBrowser } from '../support/http-browser.js';
-import {
-  buildAuthorizationRequest,
-  completeAuthorization,
-  discover,
-  oidc,
-} from '../support/relying-party.js';
+import { completeAuthorization, oidc, silentAuthorization } from '../support/relying-party.js';
+import { signInToNewApplication } from '../support/sign-in.js';
 import { introspectAs } from '../support/resource-server-calls.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
@@ -33,23 +29,9 @@ const introspect = (token: string) => introspectAs(service, resourceServer, toke
 
 type TestUser = Awaited<ReturnType<typeof createTestUser>>;
 
-/**
- * Signs in to an application through the pages in `browser`: the engine's session in that browser, and
- * the application's grant with its tokens.
- */
-async function signInToApplication(browser: HttpBrowser, user: TestUser) {
-  const { client } = await createTestClient(service.service.db);
-  const config = await discover(service.issuer, client.clientId);
-  const { tokens } = await completeAuthorization(config, browser, {
-    identifier: user.email!,
-    password: user.password,
-  });
-  return { config, tokens };
-}
-
 /** The application's tokens: whether its refresh token still refreshes and its access token is active. */
 async function expectApplicationTokens(
-  { config, tokens }: Awaited<ReturnType<typeof signInToApplication>>,
+  { config, tokens }: Pick<Awaited<ReturnType<typeof signInToNewApplication>>, 'config' | 'tokens'>,
   alive: boolean,
 ) {
   if (alive) {
@@ -73,13 +55,6 @@ async function signInToService(browser: HttpBrowser, user: TestUser) {
   expect(browser.cookieNames()).toContain('service_id_refresh_token');
 }
 
-/** An authorization with prompt=none in this browser: the code, or the error, it came back with. */
-async function silentAuthorization(config: oidc.Configuration, browser: HttpBrowser) {
-  const request = await buildAuthorizationRequest(config, { prompt: 'none' });
-  const callback = new URL((await browser.navigate(request.url.toString())).url);
-  return { code: callback.searchParams.get('code'), error: callback.searchParams.get('error') };
-}
-
 const logOut = (browser: HttpBrowser) =>
   browser.request(service.url('/api/v2/identity/auth/logout'), { method: 'POST' });
 
@@ -90,7 +65,7 @@ describe('POST /auth/logout in a browser signed in to applications', () => {
   it('ends the engine session of the same browser: prompt=none gets login_required', async () => {
     const user = await createTestUser(service.service.db);
     const browser = new HttpBrowser(service.issuer);
-    const { config } = await signInToApplication(browser, user);
+    const { config } = await signInToNewApplication(service, browser, user);
     await signInToService(browser, user);
     expect(await silentAuthorization(config, browser)).toMatchObject({ code: expect.any(String) });
 
@@ -104,8 +79,8 @@ describe('POST /auth/logout in a browser signed in to applications', () => {
   it('revokes the grants of that engine session, not those of the same user in another browser', async () => {
     const user = await createTestUser(service.service.db);
     const browser = new HttpBrowser(service.issuer);
-    const first = await signInToApplication(browser, user);
-    const second = await signInToApplication(browser, user);
+    const first = await signInToNewApplication(service, browser, user);
+    const second = await signInToNewApplication(service, browser, user);
     // The same user signed in to the first application in another browser: another engine session.
     const elsewhere = {
       config: first.config,
@@ -138,7 +113,7 @@ describe('POST /auth/logout in a browser signed in to applications', () => {
     const applicationUser = await createTestUser(service.service.db);
     const serviceUser = await createTestUser(service.service.db);
     const browser = new HttpBrowser(service.issuer);
-    const application = await signInToApplication(browser, applicationUser);
+    const application = await signInToNewApplication(service, browser, applicationUser);
     await signInToService(browser, serviceUser);
 
     expect((await logOut(browser)).status).toBe(200);
@@ -152,7 +127,7 @@ describe('POST /auth/logout in a browser signed in to applications', () => {
   it('without the engine cookie (an API client) ends the main-auth session alone', async () => {
     const user = await createTestUser(service.service.db);
     const browser = new HttpBrowser(service.issuer);
-    const application = await signInToApplication(browser, user);
+    const application = await signInToNewApplication(service, browser, user);
     await signInToService(browser, user);
 
     // Only the refresh cookie, as an application of the service's own holds it.

@@ -3,13 +3,8 @@ import { SignJWT, UnsecuredJWT, decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestClient } from '../support/fixtures.js';
 import { HttpBrowser } from '../support/http-browser.js';
-import {
-  buildAuthorizationRequest,
-  completeAuthorization,
-  discover,
-  oidc,
-} from '../support/relying-party.js';
-import { userWithTokens } from '../support/sign-in.js';
+import { buildAuthorizationRequest, completeAuthorization, oidc } from '../support/relying-party.js';
+import { signInToNewApplication, userWithTokens } from '../support/sign-in.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 let service: TestService;
@@ -60,12 +55,7 @@ describe('GET /oauth/end_session over HTTP', () => {
     const first = await userWithTokens(service);
     const { user } = first;
     // A second application signed in to in the same browser, and the first one in another browser.
-    const { client: secondClient } = await createTestClient(service.service.db);
-    const secondConfig = await discover(service.issuer, secondClient.clientId);
-    const second = await completeAuthorization(secondConfig, first.browser, {
-      identifier: user.email!,
-      password: user.password,
-    });
+    const second = await signInToNewApplication(service, first.browser, user);
     const elsewhere = await completeAuthorization(first.config, new HttpBrowser(service.issuer), {
       identifier: user.email!,
       password: user.password,
@@ -78,7 +68,7 @@ describe('GET /oauth/end_session over HTTP', () => {
 
     for (const [config, tokens] of [
       [first.config, first.tokens],
-      [secondConfig, second.tokens],
+      [second.config, second.tokens],
     ] as const) {
       await expect(oidc.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({
         error: 'invalid_grant',

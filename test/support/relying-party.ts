@@ -101,4 +101,11 @@ export async function completeAuthorization(
   return { tokens, request, callback };
 }
 
+/** An authorization with prompt=none in `browser`: the code, or the error, it came back with. */
+export async function silentAuthorization(config: oidc.Configuration, browser: HttpBrowser) {
+  const request = await buildAuthorizationRequest(config, { prompt: 'none' });
+  const callback = new URL((await browser.navigate(request.url.toString())).url);
+  return { code: callback.searchParams.get('code'), error: callback.searchParams.get('error') };
+}
+
 export { oidc };

@@ -8,6 +8,25 @@ import { HttpBrowser } from './http-browser.js';
 import { completeAuthorization, discover } from './relying-party.js';
 import type { TestService } from './test-service.js';
 
+/**
+ * Signs `user` in to a new application (named `name`, when given) through the pages in `browser`: the
+ * engine's session in that browser, and the application's grant with its tokens.
+ */
+export async function signInToNewApplication(
+  service: TestService,
+  browser: HttpBrowser,
+  user: { email?: string | null; password: string },
+  name?: string,
+) {
+  const { client } = await createTestClient(service.service.db, name === undefined ? {} : { name });
+  const config = await discover(service.issuer, client.clientId);
+  const { tokens } = await completeAuthorization(config, browser, {
+    identifier: user.email!,
+    password: user.password,
+  });
+  return { clientId: client.clientId, config, tokens };
+}
+
 /** A user signed in to a fresh client through the pages, with the tokens openid-client received. */
 export async function userWithTokens(service: TestService, clientType: 'public' | 'confidential' = 'public') {
   const { db } = service.service;
