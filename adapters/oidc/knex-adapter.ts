@@ -11,7 +11,12 @@ import {
 } from '../../src/identity/access/user-access.js';
 import type { UserRow } from '../../src/identity/users/user.js';
 import { accountOf } from '../../src/oidc/account-claims.js';
-import { endEngineSessions } from '../../src/oidc/models/engine-sessions.js';
+import {
+  endEngineSessions,
+  grantIdsNamedBy,
+  type EngineSessionPayload,
+} from '../../src/oidc/models/engine-sessions.js';
+import { recordSessionGrants } from '../../src/oidc/models/engine-session-grants.js';
 import { findClient } from '../../src/oidc/models/oauth-client.js';
 import { revokeGrants } from '../../src/oidc/models/grant-revocation.js';
 import { recordRevokedGrants } from '../../src/oidc/models/revoked-grant.js';
@@ -422,7 +427,16 @@ class PayloadAdapter implements Adapter {
   ) {}
 
   async upsert(id: string, payload: AdapterPayload, expiresIn: number | undefined): Promise<void> {
-    await this.db('oidc_payloads')
+    await this.upsertQuery(id, payload, expiresIn);
+  }
+
+  /** The statement that saves a payload (SessionAdapter adds to it). */
+  protected upsertQuery(
+    id: string,
+    payload: AdapterPayload,
+    expiresIn: number | undefined,
+  ): Knex.QueryBuilder {
+    return this.db('oidc_payloads')
       .insert({
         model: this.model,
         id,
@@ -489,6 +503,22 @@ class SessionAdapter extends PayloadAdapter {
 
   protected override live(query: Knex.QueryBuilder): Knex.QueryBuilder {
     return query.whereNull('ended_at');
+  }
+
+  /** Saves the session and, in the same statement, records the grants it names (engine-session-grants.ts). */
+  override async upsert(id: string, payload: AdapterPayload, expiresIn: number | undefined): Promise<void> {
+    const saved = this.upsertQuery(id, payload, expiresIn);
+    const grantIds = grantIdsNamedBy(payload as EngineSessionPayload);
+    if (!payload.uid || grantIds.length === 0) {
+      await saved;
+      return;
+    }
+    await recordSessionGrants(
+      this.db.with('saved_session', saved),
+      payload.uid,
+      grantIds,
+      expiresIn ? expiresAt(this.clock, expiresIn) : null,
+    );
   }
 
   /** A logout, or the old id of a session given a new one at a sign-in. */

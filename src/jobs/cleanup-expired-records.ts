@@ -24,6 +24,8 @@ export const cleanupTasks: CleanupTask[] = [
   expiredRows('oauth_refresh_tokens', (query, now) => query.where('expires_at', '<', now)),
   // Engine sessions, interactions, grants, replay records.
   expiredRows('oidc_payloads', (query, now) => query.where('expires_at', '<', now)),
+  // Which grants an engine session named: kept as long as the session (engine-session-grants.ts).
+  expiredRows('engine_session_grants', (query, now) => query.where('expires_at', '<', now)),
   // Revoked grants outlive every access token issued from them by then.
   expiredRows('oauth_revoked_grants', (query, now) => query.where('expires_at', '<', now)),
   expiredRows('auth_flow_sessions', (query, now) => query.where('expires_at', '<', now)),

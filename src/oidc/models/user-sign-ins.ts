@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/database.js';
+import { grantsNamedEverBy } from './engine-session-grants.js';
 import { endEngineSessions } from './engine-sessions.js';
 import { revokeGrants } from './grant-revocation.js';
 import { recordRevokedGrants } from './revoked-grant.js';
@@ -65,8 +66,10 @@ export async function endBrowserSignInOf(
 
 /**
  * Revokes the grants issued in one engine session of the user (see endBrowserSignInOf): the ones it
- * names and those of the user's refresh tokens stamped with its uid. For a session the engine itself
- * ended (an RP-initiated logout), read from the session it had loaded.
+ * names, every one it has named before (engine-session-grants.ts: an application that authorized
+ * again there) and those of the user's refresh tokens stamped with its uid (which also covers a session
+ * that named them before that record was kept). For a session the engine itself ended (an
+ * RP-initiated logout), read from the session it had loaded.
  */
 export async function revokeGrantsOfEngineSession(
   db: Queryable,
@@ -74,12 +77,22 @@ export async function revokeGrantsOfEngineSession(
   session: { uid?: string | undefined; grantIds: readonly string[] },
   now: Date,
 ): Promise<void> {
-  const issuedHere: { token_family_id: string }[] = session.uid
-    ? await db('oauth_refresh_tokens')
-        .where({ user_id: userId })
-        .whereNull('revoked_at')
-        .whereRaw(`payload->>'sessionUid' = ?`, [session.uid])
-        .distinct('token_family_id')
-    : [];
-  await revokeGrants(db, [...session.grantIds, ...issuedHere.map((token) => token.token_family_id)], now);
+  if (!session.uid) {
+    await revokeGrants(db, [...session.grantIds], now);
+    return;
+  }
+  const refreshedHere: { token_family_id: string }[] = await db('oauth_refresh_tokens')
+    .where({ user_id: userId })
+    .whereNull('revoked_at')
+    .whereRaw(`payload->>'sessionUid' = ?`, [session.uid])
+    .distinct('token_family_id');
+  await revokeGrants(
+    db,
+    [
+      ...session.grantIds,
+      ...(await grantsNamedEverBy(db, session.uid)),
+      ...refreshedHere.map((token) => token.token_family_id),
+    ],
+    now,
+  );
 }
