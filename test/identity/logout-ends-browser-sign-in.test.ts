@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServiceClient, createTestClient, createTestUser } from '../support/fixtures.js';
+import { createServiceClient, createTestUser } from '../support/fixtures.js';
 import { HttpBrowser } from '../support/http-browser.js';
-import { completeAuthorization, discover, oidc, silentAuthorization } from '../support/relying-party.js';
-import { signInToNewApplication } from '../support/sign-in.js';
+import { completeAuthorization, oidc, silentAuthorization } from '../support/relying-party.js';
+import { authorizeTwiceWithoutRefreshTokens, signInToNewApplication } from '../support/sign-in.js';
 import { introspectAs } from '../support/resource-server-calls.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
@@ -110,26 +110,16 @@ describe('POST /auth/logout in a browser signed in to applications', () => {
   });
 
   it('revokes every grant issued in that browser, for an application without refresh tokens too', async () => {
-    const user = await createTestUser(service.service.db);
     const browser = new HttpBrowser(service.issuer);
-    const { client } = await createTestClient(service.service.db, { grantTypes: ['authorization_code'] });
-    const config = await discover(service.issuer, client.clientId);
-    const signIn = { identifier: user.email!, password: user.password };
-    const first = await completeAuthorization(config, browser, signIn);
-    expect(first.tokens.refresh_token).toBeUndefined();
-    // Authorized again here: the engine session names only this second grant; the first grant's
-    // access token, which no refresh token leads to, was obtained in this browser as well.
-    const again = await completeAuthorization(config, browser, {
-      ...signIn,
-      consent: 'expect-none',
-      parameters: { prompt: 'none' },
-    });
+    // The engine session names only the second grant; the first grant's access token, which no refresh
+    // token leads to, was obtained in this browser as well.
+    const { user, first, again } = await authorizeTwiceWithoutRefreshTokens(service, browser);
     await signInToService(browser, user);
-    expect(await introspect(first.tokens.access_token)).toMatchObject({ active: true });
+    expect(await introspect(first)).toMatchObject({ active: true });
 
     expect((await logOut(browser)).status).toBe(200);
-    expect(await introspect(first.tokens.access_token)).toEqual({ active: false });
-    expect(await introspect(again.tokens.access_token)).toEqual({ active: false });
+    expect(await introspect(first)).toEqual({ active: false });
+    expect(await introspect(again)).toEqual({ active: false });
   });
 
   it('leaves the engine session of another user, signed in to an application in that browser', async () => {

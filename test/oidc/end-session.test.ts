@@ -1,15 +1,14 @@
 import crypto from 'node:crypto';
 import { SignJWT, UnsecuredJWT, decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestClient, createTestUser } from '../support/fixtures.js';
+import { createTestClient } from '../support/fixtures.js';
 import { HttpBrowser } from '../support/http-browser.js';
+import { buildAuthorizationRequest, completeAuthorization, oidc } from '../support/relying-party.js';
 import {
-  buildAuthorizationRequest,
-  completeAuthorization,
-  discover,
-  oidc,
-} from '../support/relying-party.js';
-import { signInToNewApplication, userWithTokens } from '../support/sign-in.js';
+  authorizeTwiceWithoutRefreshTokens,
+  signInToNewApplication,
+  userWithTokens,
+} from '../support/sign-in.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 let service: TestService;
@@ -84,22 +83,17 @@ describe('GET /oauth/end_session over HTTP', () => {
   });
 
   it('confirmed, ends the access tokens of every authorization in that browser, refresh tokens or not', async () => {
-    const user = await createTestUser(service.service.db);
     const browser = new HttpBrowser(service.issuer);
-    const { client } = await createTestClient(service.service.db, { grantTypes: ['authorization_code'] });
-    const config = await discover(service.issuer, client.clientId);
-    const signIn = { identifier: user.email!, password: user.password };
-    const first = await completeAuthorization(config, browser, signIn);
     // The second authorization is the one the engine session names; the first is no less this browser's.
-    const again = await completeAuthorization(config, browser, { ...signIn, parameters: { prompt: 'none' } });
+    const { clientId, first, again } = await authorizeTwiceWithoutRefreshTokens(service, browser);
     const userinfo = (accessToken: string) =>
       fetch(service.url('/oauth/userinfo'), { headers: { authorization: `Bearer ${accessToken}` } });
-    expect((await userinfo(first.tokens.access_token)).status).toBe(200);
+    expect((await userinfo(first)).status).toBe(200);
 
-    const page = await browser.navigate(endSessionUrl({ client_id: client.clientId }));
+    const page = await browser.navigate(endSessionUrl({ client_id: clientId }));
     expect((await browser.submit(page, {})).status).toBe(200);
-    expect((await userinfo(first.tokens.access_token)).status).toBe(401);
-    expect((await userinfo(again.tokens.access_token)).status).toBe(401);
+    expect((await userinfo(first)).status).toBe(401);
+    expect((await userinfo(again)).status).toBe(401);
   });
 
   it('renders an error page, without redirecting, for a post_logout_redirect_uri not in the client list', async () => {

@@ -27,6 +27,31 @@ export async function signInToNewApplication(
   return { clientId: client.clientId, config, tokens };
 }
 
+/**
+ * A new user signs in in `browser` to a new application that gets no refresh tokens, then the
+ * application authorizes again there (prompt=none): two grants of one engine session, which names only
+ * the second. Answers the access tokens of both authorizations.
+ */
+export async function authorizeTwiceWithoutRefreshTokens(service: TestService, browser: HttpBrowser) {
+  const user = await createTestUser(service.service.db);
+  const { client } = await createTestClient(service.service.db, { grantTypes: ['authorization_code'] });
+  const config = await discover(service.issuer, client.clientId);
+  const signIn = { identifier: user.email!, password: user.password };
+  const first = await completeAuthorization(config, browser, signIn);
+  if (first.tokens.refresh_token) throw new Error('the application got a refresh token');
+  const again = await completeAuthorization(config, browser, {
+    ...signIn,
+    consent: 'expect-none',
+    parameters: { prompt: 'none' },
+  });
+  return {
+    user,
+    clientId: client.clientId,
+    first: first.tokens.access_token,
+    again: again.tokens.access_token,
+  };
+}
+
 /** A user signed in to a fresh client through the pages, with the tokens openid-client received. */
 export async function userWithTokens(service: TestService, clientType: 'public' | 'confidential' = 'public') {
   const { db } = service.service;
