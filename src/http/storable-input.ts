@@ -38,6 +38,11 @@ function unstorableText(text: string): string | undefined {
   return loneSurrogate.test(text) ? loneSurrogateMessage : undefined;
 }
 
+/** Whether a string can be stored as it is: no NUL, no lone UTF-16 surrogate. */
+export function isStorableText(text: string): boolean {
+  return unstorableText(text) === undefined;
+}
+
 /** The first problem found in a parsed JSON body; a loop, not recursion, whatever the depth. */
 export function jsonBodyProblem(body: unknown): JsonBodyProblem | undefined {
   const pending: { value: unknown; path: string; depth: number }[] = [{ value: body, path: '', depth: 0 }];

@@ -1,3 +1,4 @@
+import { isStorableText } from '../../http/storable-input.js';
 import { emailSchema, phoneSchema } from '../users/contact.js';
 import type { ClaimMapping } from './oauth-provider-config.js';
 
@@ -28,19 +29,32 @@ const text = (value: unknown): string | undefined =>
       ? String(value)
       : undefined;
 
+/**
+ * The longest subject and name parts we keep (user_auth_methods.external_subject, users.given_name and
+ * family_name), in characters as PostgreSQL counts them. A provider's claims are its users' to write:
+ * a longer value (or one carrying a NUL or a lone surrogate, which the database can't store) failed
+ * the insert, and the person got a 500 instead of an account.
+ */
+const maxSubjectLength = 255;
+const maxNamePartLength = 100;
+
+const storable = (value: string | undefined, maxLength: number): string | undefined =>
+  value !== undefined && [...value].length <= maxLength && isStorableText(value) ? value : undefined;
+
 const flag = (claims: Record<string, unknown>, source: string | boolean): boolean =>
   typeof source === 'boolean' ? source : at(claims, source) === true || at(claims, source) === 'true';
 
 /**
  * Applies a provider's claim mapping. The subject is what identifies the person at the provider for
- * good; email and phone are normalised as our users table keeps them (lowercase email, phone digits
- * in E.164); a malformed one is left out.
+ * good (none, or one we can't store whole, is no identity: undefined); email and phone are normalised
+ * as our users table keeps them (lowercase email, phone digits in E.164); a malformed one is left out,
+ * and so is a name part we can't store whole (the account is made without it).
  */
 export function mapUpstreamClaims(
   claims: Record<string, unknown>,
   mapping: ClaimMapping,
 ): UpstreamIdentity | undefined {
-  const subject = text(at(claims, mapping.subject));
+  const subject = storable(text(at(claims, mapping.subject)), maxSubjectLength);
   if (!subject) return undefined;
   const email = emailSchema.safeParse(text(at(claims, mapping.email)) ?? '').data;
   // Some providers give the number without its + (VK ID, Yandex): it is international all the same.
@@ -52,7 +66,7 @@ export function mapUpstreamClaims(
     emailVerified: email !== undefined && flag(claims, mapping.emailVerified),
     phone,
     phoneVerified: phone !== undefined && flag(claims, mapping.phoneVerified),
-    givenName: text(at(claims, mapping.givenName)),
-    familyName: text(at(claims, mapping.familyName)),
+    givenName: storable(text(at(claims, mapping.givenName)), maxNamePartLength),
+    familyName: storable(text(at(claims, mapping.familyName)), maxNamePartLength),
   };
 }

@@ -145,6 +145,24 @@ describe('sign-in through a third-party OpenID Connect provider', () => {
     expect(await db()('users').where({ email: account.email })).toHaveLength(1);
   });
 
+  it('a name longer than we keep (or carrying a NUL) is left out: the account is made, not a 500', async () => {
+    const account = newUpstreamAccount(upstream, {
+      given_name: 'A'.repeat(101),
+      family_name: 'Love\u0000lace',
+    });
+    const round = await throughUpstream({ account: account.sub });
+    const tokens = await tokensFrom(await round.browser.navigate(round.callbackUrl), round);
+    const user = await userByEmail(account.email!);
+    expect(user).toMatchObject({ given_name: null, family_name: null });
+    expect(tokens.claims()!.sub).toBe(user.id);
+    // A hundred characters (as PostgreSQL counts them: an emoji is one) are kept.
+    const hundred = '😀'.repeat(100);
+    const next = newUpstreamAccount(upstream, { given_name: hundred });
+    const again = await throughUpstream({ account: next.sub });
+    await tokensFrom(await again.browser.navigate(again.callbackUrl), again);
+    expect(await userByEmail(next.email!)).toMatchObject({ given_name: hundred, family_name: 'Lovelace' });
+  });
+
   it('email_verified true and an account with that email: links the provider to it', async () => {
     const existing = await createTestUser(db());
     const account = newUpstreamAccount(upstream, { email: existing.email!, email_verified: true });
@@ -268,6 +286,15 @@ describe('upstream errors: a clear page, nothing written', () => {
     expect(pageText(page, 'error-description')).toContain(
       'You declined to share your account at Upstream ID',
     );
+    await expectNothingWritten(account);
+  });
+
+  it('a subject longer than we keep: the page of a provider that did not say who you are, not a 500', async () => {
+    const account = newUpstreamAccount(upstream, { sub: `upstream-${'s'.repeat(256)}` });
+    const round = await throughUpstream({ account: account.sub });
+    const page = await round.browser.navigate(round.callbackUrl);
+    expect(page.status).toBe(400);
+    expect(pageText(page, 'error-code')).toBe('missing_subject');
     await expectNothingWritten(account);
   });
 
