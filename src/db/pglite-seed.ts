@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { copyDirectorySync } from './copy-directory.js';
 import { openDatabase } from './database.js';
 import { migrateToLatest } from './migrate.js';
 
@@ -34,7 +35,7 @@ export async function seedNewDataDirectory(dataDir: string, seed = pgliteSeedDir
   // Into a sibling first, then renamed: a start interrupted mid-copy leaves no half database behind.
   const partial = `${dataDir}.seeding`;
   await fs.rm(partial, { recursive: true, force: true });
-  await fs.cp(seed, partial, { recursive: true });
+  copyDirectorySync(seed, partial);
   if (entries) await fs.rmdir(dataDir);
   await fs.rename(partial, dataDir);
   return true;
