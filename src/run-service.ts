@@ -37,7 +37,7 @@ export async function runService(config: MainConfig, logger: Logger, workerIndex
 
   // The one process of a machine that runs the jobs done once: alone, or worker 1 of a cluster.
   const runsMachineJobs = workerIndex === undefined || workerIndex === 1;
-  const eventBus = createEventBus(config, logger);
+  const eventBus = await createEventBus(config, logger);
   const service = await createIdentityService({
     config,
     database,

@@ -190,7 +190,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
   const events = await startEventRuntime({
     db,
     databaseKind: database.kind,
-    bus: options.eventBus ?? createEventBus(config, logger),
+    bus: options.eventBus ?? (await createEventBus(config, logger)),
     catalog: platformEvents,
     producer: platformProducer,
     logger,

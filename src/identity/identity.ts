@@ -130,7 +130,11 @@ export async function createIdentity(deps: IdentityDeps): Promise<Identity> {
     sessions: sessionAuths,
   });
 
-  const { registry: transports, developmentMessages } = configuredTransports(config, logger, deps.transports);
+  const { registry: transports, developmentMessages } = await configuredTransports(
+    config,
+    logger,
+    deps.transports,
+  );
   const messaging = { db, clock, transports, rateLimits, logger };
   const notifications = new SecurityNotifications({ transports, messages: Messages.load(), logger });
   const { passwordHashing } = deps.settings;

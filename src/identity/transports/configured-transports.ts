@@ -1,4 +1,3 @@
-import { SmtpEmailTransport } from '../../../adapters/transports/smtp-email-transport.js';
 import { WebhookSmsTransport } from '../../../adapters/transports/webhook-sms-transport.js';
 import type { Config } from '../../config.js';
 import type { Logger } from '../../logger.js';
@@ -15,20 +14,22 @@ export interface ConfiguredTransports {
 /**
  * The transports the configuration asks for (EMAIL_TRANSPORT, SMS_TRANSPORT), after the plugins given
  * by the embedding application: a plugin registered for a channel becomes that channel's default.
+ * nodemailer (~40 files) is loaded only when SMTP is configured: a start's CPU is mostly module loading.
  */
-export function configuredTransports(
+export async function configuredTransports(
   config: Pick<
     Config,
     'emailTransport' | 'smtpUrl' | 'mailFrom' | 'smsTransport' | 'smsWebhookUrl' | 'smsWebhookSecret'
   >,
   logger: Logger,
   plugins: Transport[] = [],
-): ConfiguredTransports {
+): Promise<ConfiguredTransports> {
   const registry = new TransportRegistry(logger);
   for (const plugin of plugins) registry.register(plugin);
 
   const developmentChannels: Channel[] = [];
   if (config.emailTransport === 'smtp') {
+    const { SmtpEmailTransport } = await import('../../../adapters/transports/smtp-email-transport.js');
     registry.register(new SmtpEmailTransport({ url: config.smtpUrl!, from: config.mailFrom }));
   } else if (config.emailTransport === 'development') {
     developmentChannels.push('email');

@@ -1,4 +1,3 @@
-import { fileTypeFromBuffer } from 'file-type';
 import { ApiError } from '../../http/api-error.js';
 
 /** The largest avatar accepted: a phone photo, not a poster. */
@@ -24,6 +23,8 @@ export async function checkAvatarImage(upload: { bytes: Buffer; truncated: boole
     throw new ApiError(400, 'avatar_missing', 'Choose an image file.');
   }
   if (upload.truncated || upload.bytes.length > maximumAvatarBytes) throw avatarTooLarge();
+  // Loaded at the first upload, not at every start (file-type and its readers: ~30 files).
+  const { fileTypeFromBuffer } = await import('file-type');
   const type = await fileTypeFromBuffer(upload.bytes);
   if (!type || !acceptedTypes.has(type.mime)) {
     throw new ApiError(400, 'avatar_type', 'This file is not a PNG, JPEG or WebP image.');

@@ -1,4 +1,3 @@
-import QRCode from 'qrcode';
 import { z } from 'zod';
 import { ApiError } from '../../../http/api-error.js';
 import {
@@ -59,9 +58,18 @@ export function createQrStep(deps: { issuer: string }): AuthFlowStep<Record<stri
         description: 'Scan this code with a device where you are signed in, and approve there.',
         fields: [],
         data: {
-          qr: { svg: await QRCode.toString(approveUrl, { type: 'svg', margin: 1 }), approveUrl, token },
+          qr: { svg: await qrCodeSvg(approveUrl), approveUrl, token },
         },
       };
     },
   };
+}
+
+/**
+ * The QR code as SVG. qrcode (with pngjs, ~60 files) is loaded at the first QR screen, not by every
+ * start, whose CPU is mostly module loading: many installations never show one.
+ */
+async function qrCodeSvg(text: string): Promise<string> {
+  const { default: QRCode } = await import('qrcode');
+  return QRCode.toString(text, { type: 'svg', margin: 1 });
 }
