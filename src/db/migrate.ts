@@ -65,9 +65,30 @@ export async function pendingMigrations(db: Knex): Promise<string[]> {
 
 /** Brings the schema to the latest version; safe when several nodes start at once (knex's lock). */
 export async function migrateToLatest(db: Knex): Promise<string[]> {
+  if (await atThisVersion(db)) return [];
   await adoptLegacyMigrationsTable(db);
   const [, applied] = (await db.migrate.latest(migrationConfig)) as [number, string[]];
   return applied;
+}
+
+/**
+ * Whether the database has applied exactly the migrations this version ships, listed in the service's
+ * own table, and no node is migrating: the usual start, which then has nothing to do. Four reads,
+ * where knex's run (the tables' checks, taking and freeing its lock, the list) makes a dozen
+ * statements: 0.1-0.3 s of CPU on an embedded start on a slow VM. Anything else (a migration pending,
+ * the legacy table, one this version doesn't know, which knex refuses) takes knex's path, as before.
+ */
+async function atThisVersion(db: Knex): Promise<boolean> {
+  if (!(await db.schema.hasTable(migrationsTable))) return false;
+  const source = migrationConfig.migrationSource as DirectoryMigrationSource;
+  const shipped = (await source.getMigrations()).map((file) => source.getMigrationName(file));
+  const applied: string[] = await db(migrationsTable).pluck('name');
+  // A node migrating now (knex's lock taken): knex's path, which refuses to start beside it, as before.
+  const lockTable = `${migrationsTable}_lock`;
+  if (!(await db.schema.hasTable(lockTable))) return false;
+  if (await db(lockTable).where({ is_locked: 1 }).first()) return false;
+  const appliedNames = new Set(applied.map((name) => name.replace(/\.(ts|js)$/, '')));
+  return appliedNames.size === shipped.length && shipped.every((name) => appliedNames.has(name));
 }
 
 /**

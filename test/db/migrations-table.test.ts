@@ -53,4 +53,23 @@ describe('the migrations table', () => {
     expect(await migrateToLatest(db)).toEqual([]);
     expect(await db('knex_migrations').pluck('name')).toEqual(['host_0001_orders']);
   });
+
+  it('at this version, a start applies nothing; a node migrating or a newer version still stops it', async () => {
+    database = await createTestDatabase();
+    const { db } = database;
+    expect(await migrateToLatest(db)).toEqual([]);
+
+    // Another node holds knex's lock (migrating): knex refuses, as it did before the shortcut.
+    await db(`${migrationsTable}_lock`).update({ is_locked: 1 });
+    await expect(migrateToLatest(db)).rejects.toThrow(/lock/i);
+    await db(`${migrationsTable}_lock`).update({ is_locked: 0 });
+
+    // A migration this version doesn't ship (a newer version ran first): knex's refusal, as before.
+    await db(migrationsTable).insert({
+      name: '29991231000000_from_the_future.js',
+      batch: 99,
+      migration_time: new Date(),
+    });
+    await expect(migrateToLatest(db)).rejects.toThrow(/corrupt/i);
+  });
 });
