@@ -4,18 +4,36 @@ import type { Database, Queryable } from '../db/database.js';
 import { retiredKeyPublishedForMs } from '../keys/signing-keys.js';
 import type { Logger } from '../logger.js';
 
-/** One part of the cleanup: removes records of one kind that are useless now. */
+/**
+ * One part of the cleanup: removes records of one kind that are useless now. A task that answers
+ * `cleanupBatchRows` (a full batch) is run again, in a transaction of its own, until it answers less.
+ */
 export interface CleanupTask {
   name: string;
   run(db: Queryable, now: Date): Promise<unknown>;
 }
 
-/** Deletes the rows of `table` that `expired` selects; reports how many. */
+/**
+ * The most rows one statement of the cleanup deletes. The embedded database runs on the service's own
+ * thread and a transaction holds its only connection: deleting a table's expired rows in one statement
+ * (a flood of sign-in page views leaves a row each) held every request of the process until it was
+ * done. In batches, each its own transaction, requests run between them.
+ */
+export const cleanupBatchRows = 2_000;
+
+/** Deletes the rows of `table` that `expired` selects, a batch at a time; reports how many. */
 export function expiredRows(
   table: string,
   expired: (query: Knex.QueryBuilder, now: Date) => Knex.QueryBuilder,
 ): CleanupTask {
-  return { name: table, run: (db, now) => expired(db(table), now).delete() };
+  return {
+    name: table,
+    // ctid: the row's address, which every table has, whatever its key.
+    run: (db, now) =>
+      db(table)
+        .whereIn('ctid', expired(db(table).select('ctid'), now).limit(cleanupBatchRows))
+        .delete(),
+  };
 }
 
 export const cleanupTasks: CleanupTask[] = [
@@ -53,24 +71,36 @@ const cleanupLockKey = 4_711_2026;
 
 /**
  * Deletes expired codes, tokens, sessions, interactions, flow sessions and rate-limit counters (and
- * whatever other tasks are given). Safe when several nodes run it: a transaction-scoped advisory lock
- * lets one node do the work; the others skip. Returns what each task removed, or undefined when another
- * node held the lock.
+ * whatever other tasks are given), a batch per transaction (cleanupBatchRows). Safe when several nodes
+ * run it: a transaction-scoped advisory lock lets one node do each batch; a node that finds it taken
+ * leaves the rest to the node holding it. Returns what each task removed, or undefined when another
+ * node held the lock from the start.
  */
 export async function cleanupExpiredRecords(
   db: Database,
   now: Date,
   tasks: CleanupTask[] = cleanupTasks,
 ): Promise<Record<string, unknown> | undefined> {
-  return db.transaction(async (trx) => {
-    const { rows } = (await trx.raw('select pg_try_advisory_xact_lock(?) as locked', [cleanupLockKey])) as {
-      rows: { locked: boolean }[];
-    };
-    if (!rows[0]?.locked) return undefined;
-    const removed: Record<string, unknown> = {};
-    for (const task of tasks) removed[task.name] = await task.run(trx, now);
-    return removed;
-  });
+  const removed: Record<string, unknown> = {};
+  for (const task of tasks) {
+    for (;;) {
+      const batch = await db.transaction(async (trx) => {
+        const { rows } = (await trx.raw('select pg_try_advisory_xact_lock(?) as locked', [
+          cleanupLockKey,
+        ])) as { rows: { locked: boolean }[] };
+        return rows[0]?.locked ? { result: await task.run(trx, now) } : undefined;
+      });
+      if (!batch) return Object.keys(removed).length > 0 ? removed : undefined;
+      const { result } = batch;
+      const before = removed[task.name];
+      removed[task.name] =
+        typeof result === 'number' && typeof before === 'number' ? before + result : result;
+      if (result !== cleanupBatchRows) break;
+      // Let the requests waiting for the database go first.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+  return removed;
 }
 
 /** Runs the cleanup every hour (and once a minute after start) until stopped. */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from '../../src/crypto/digest.js';
-import { cleanupExpiredRecords } from '../../src/jobs/cleanup-expired-records.js';
+import { cleanupBatchRows, cleanupExpiredRecords } from '../../src/jobs/cleanup-expired-records.js';
 import { userWithTokens } from '../support/sign-in.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
@@ -48,6 +48,42 @@ describe('hourly cleanup of expired records', () => {
     expect(await db('qr_login_requests')).toHaveLength(0);
     // Users and clients are not expiring records.
     expect(await db('oauth_clients').where({ client_id: client.clientId })).toHaveLength(1);
+  });
+
+  it('deletes a flood of expired rows in batches, each its own transaction, and reports them all', async () => {
+    const { db } = service.service;
+    const now = new Date();
+    const flood = cleanupBatchRows * 2 + 7;
+    const rows = Array.from({ length: flood }, (_, index) => ({
+      key: `flood-${index}`,
+      points: 1,
+      expire: now.getTime() - 1000,
+    }));
+    await db.batchInsert('rate_limits', rows, 1000);
+    await db('rate_limits').insert({ key: 'still-counting', points: 1, expire: now.getTime() + 60_000 });
+    // The statements the cleanup sends: its rate-limit deletes and its commits, in order.
+    const statements: ('delete' | 'commit')[] = [];
+    const onQuery = (query: { sql: string }) => {
+      if (/^delete from "rate_limits"/i.test(query.sql)) statements.push('delete');
+      else if (/^commit/i.test(query.sql)) statements.push('commit');
+    };
+    db.on('query', onQuery);
+    try {
+      const removed = await cleanupExpiredRecords(db, now);
+      expect(removed).toMatchObject({ rate_limits: flood });
+    } finally {
+      db.off('query', onQuery);
+    }
+    // Two full batches, then the rest, each committed before the next: never the whole flood in one
+    // statement, nor in one transaction.
+    const deletes = statements.flatMap((statement, index) => (statement === 'delete' ? [index] : []));
+    expect(deletes).toHaveLength(3);
+    for (const [batch, at] of deletes.entries()) {
+      const next = deletes[batch + 1] ?? statements.length;
+      expect(statements.slice(at + 1, next)).toContain('commit');
+    }
+    expect(await db('rate_limits').where('key', 'like', 'flood-%')).toHaveLength(0);
+    expect(await db('rate_limits').where({ key: 'still-counting' })).toHaveLength(1);
   });
 
   it('is run by one node at a time: concurrent runs do not fail, at most one does the work', async () => {
