@@ -4,6 +4,7 @@ import type { Logger } from '../logger.js';
 import { ThrottledWarnings } from '../throttled-warnings.js';
 import { ApiError } from './api-error.js';
 import { requestInfo } from './request-info.js';
+import { endWaitOf } from './waiting-requests.js';
 
 export interface RequestsInFlightLimits {
   /** Requests the process holds at once, in all. */
@@ -58,8 +59,9 @@ interface HeldRequest {
  *
  * At the bound itself, a newcomer takes the place of the request that has waited longest for its body
  * (answered 408, its connection closed): a few addresses dripping bodies held every place, and every
- * other client got 503 for as long as they kept dripping. Only when no held request is waiting for its
- * body (all are being served) is the newcomer refused with 503.
+ * other client got 503 for as long as they kept dripping. Next, a request waiting its turn of an address
+ * holding more places than the newcomer's gives its place up (#placeOfAWait). Only when neither is
+ * there (all are being served) is the newcomer refused with 503.
  */
 export class RequestsInFlight {
   /** In the order they arrived: the first one waiting for its body is the one to evict. */
@@ -109,7 +111,11 @@ export class RequestsInFlight {
     ctx.res.once('close', () => this.#release(held));
   }
 
-  /** Whether there is a place below the bound, evicting the longest wait for a body if need be. */
+  /**
+   * Whether there is a place below the bound, making one if need be: the longest wait for a body
+   * goes first; then a request waiting its turn (waiting-requests.ts) of an address holding more than
+   * one place above the newcomer's.
+   */
   #placeAtTheBound(ip: string): boolean {
     if (this.#held.size < this.limits.total) return true;
     for (const held of this.#held) {
@@ -122,6 +128,35 @@ export class RequestsInFlight {
       );
       held.evict();
       return true;
+    }
+    return this.#placeOfAWait(ip);
+  }
+
+  /**
+   * A few addresses holding every place with requests that wait their turn (sign-in attempts waiting
+   * for a lockout counter or an argon2 slot, up to seconds each) kept everyone else at 503. The newest
+   * waiting request of the address holding the most places, if that is more than one above the
+   * newcomer's, gives up its place: answered 503 with Retry-After, it has done nothing yet.
+   */
+  #placeOfAWait(ip: string): boolean {
+    const own = this.#byAddress.get(ip) ?? 0;
+    const heavier = [...this.#byAddress]
+      .filter(([, count]) => count > own + 1)
+      .sort(([, a], [, b]) => b - a)
+      .map(([address]) => address);
+    if (heavier.length === 0) return false;
+    const newestFirst = [...this.#held].reverse();
+    for (const address of heavier) {
+      for (const held of newestFirst) {
+        if (held.ip !== address || !endWaitOf(held.ctx, new TooManyRequestsHeld())) continue;
+        this.#release(held);
+        this.#warnings.warn(
+          'requests_in_flight_wait_ended',
+          { ip: held.ip, path: held.ctx.path, for: ip },
+          'requests held at once at the bound; one waiting its turn answered 503',
+        );
+        return true;
+      }
     }
     return false;
   }

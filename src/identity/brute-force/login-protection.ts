@@ -1,7 +1,7 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Clock } from '../../clock.js';
 import type { Queryable } from '../../db/database.js';
 import { ApiError } from '../../http/api-error.js';
+import { sleepWaiting } from '../../http/waiting-requests.js';
 import { auditEventTypes, writeAuditEvent } from '../audit/audit-log.js';
 import {
   accountClaim,
@@ -176,8 +176,9 @@ export async function claimLoginAttempt(
     if (!refusal) return { claim, read: 'read' in outcome ? outcome.read : undefined };
     if ('lockedUntil' in refusal) throw loginLocked(refusal.lockedUntil, now);
     if (Date.now() + poll > deadline) throw loginLocked(new Date(now.getTime() + 1000), now);
-    // Jitter, so waiting attempts don't all come back at the same moment.
-    await sleep(poll / 2 + Math.random() * poll);
+    // Jitter, so waiting attempts don't all come back at the same moment. While asleep, the attempt
+    // has claimed nothing: it may give its place to a newcomer at the bound (waiting-requests.ts).
+    await sleepWaiting(poll / 2 + Math.random() * poll);
   }
 }
 
@@ -269,6 +270,34 @@ export async function recordLoginSuccess(
     now,
     withReleases(deps.db, releasesOf(claim), now),
   );
+}
+
+/**
+ * An attempt that ends without an outcome, its password or code never judged: the database failed, or
+ * the attempt gave its place up at the bound on requests held at once (waiting-requests.ts) while in
+ * line for an argon2 slot. Its places go back to the counters and nothing is counted; were they left,
+ * they would keep the account's other attempts waiting until the claims lapse.
+ */
+export async function abandonLoginAttempt(deps: LoginProtectionDeps, claim: LoginClaim): Promise<void> {
+  for (const counter of counterClaims(claim, deps.clock.now())) await counter.release(deps.db);
+}
+
+/**
+ * Runs `check` (the password's or code's) for a claimed attempt: should it throw instead of answering,
+ * the attempt is abandoned (abandonLoginAttempt) before the error goes on.
+ */
+export async function judgedOrAbandoned<T>(
+  deps: LoginProtectionDeps,
+  claim: LoginClaim,
+  check: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await check();
+  } catch (error) {
+    // A database that failed the check may fail this too: then the claims lapse on their own.
+    await abandonLoginAttempt(deps, claim).catch(() => undefined);
+    throw error;
+  }
 }
 
 /**

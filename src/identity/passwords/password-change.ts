@@ -2,6 +2,7 @@ import { ApiError } from '../../http/api-error.js';
 import { auditEventTypes, writeAuditEvent } from '../audit/audit-log.js';
 import {
   assertLoginAllowed,
+  judgedOrAbandoned,
   recordLoginFailure,
   releaseLoginAttempt,
 } from '../brute-force/login-protection.js';
@@ -60,7 +61,10 @@ export async function changePassword(
     sessionId: change.sessionId,
   };
   const claim = await assertLoginAllowed(protection, attempt);
-  if (!(await verifyPassword(storedHash, change.currentPassword, deps.passwordHashing))) {
+  const verified = await judgedOrAbandoned(protection, claim, () =>
+    verifyPassword(storedHash, change.currentPassword, deps.passwordHashing),
+  );
+  if (!verified) {
     await recordLoginFailure(protection, {
       ...attempt,
       identifier,

@@ -4,6 +4,7 @@ import argon2 from 'argon2';
 import { defaults, type ServiceSettings } from '../../defaults.js';
 import { currentKoaContext } from '../../http/request-context.js';
 import { requestInfo } from '../../http/request-info.js';
+import { startWait } from '../../http/waiting-requests.js';
 import { TurnsPerAddress } from './turns-per-address.js';
 
 /**
@@ -37,7 +38,8 @@ const argon2Turns = new TurnsPerAddress(argon2Concurrency());
  */
 function argon2Slots<T>(work: () => Promise<T>): Promise<T> {
   const ctx = currentKoaContext();
-  return argon2Turns.run(ctx ? requestInfo(ctx).addressBlock : '', work);
+  // While in line, the request may give its place to a newcomer at the bound (waiting-requests.ts).
+  return argon2Turns.run(ctx ? requestInfo(ctx).addressBlock : '', work, startWait());
 }
 
 /**
@@ -111,12 +113,15 @@ export async function verifyPassword(
   return (await checkPassword(storedHash, password, hashing)) !== 'mismatch';
 }
 
+/** Whether `password` matches `hash`; a hash argon2 can't read matches nothing. */
 async function verify(hash: string, password: string): Promise<boolean> {
-  try {
-    return await argon2Slots(() => argon2.verify(hash, password));
-  } catch {
-    return false;
-  }
+  return argon2Slots(async () => {
+    try {
+      return await argon2.verify(hash, password);
+    } catch {
+      return false;
+    }
+  });
 }
 
 /** Warms the decoy so the first unknown-identifier login is not slower than the others. */

@@ -1,3 +1,5 @@
+import type { RequestWait } from '../../http/waiting-requests.js';
+
 /**
  * A few slots of costly work (argon2id: a core and 19 MiB each) shared between client addresses in
  * turns, not first come, first served. Queued in one line, a burst from one address (128 requests it
@@ -13,9 +15,23 @@ export class TurnsPerAddress {
 
   constructor(private readonly slots: number) {}
 
-  run<T>(address: string, work: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` in `address`'s turn. While it waits, `wait` (waiting-requests.ts) may end the wait:
+   * the job leaves its line and the promise rejects with the wait's answer.
+   */
+  run<T>(address: string, work: () => Promise<T>, wait?: RequestWait): Promise<T> {
     return new Promise<T>((resolve, reject) => {
+      const leave = () => {
+        const line = this.#lines.get(address);
+        const index = line?.indexOf(start) ?? -1;
+        if (index < 0) return;
+        line!.splice(index, 1);
+        if (line!.length === 0) this.#lines.delete(address);
+        reject(wait!.signal.reason);
+      };
       const start = () => {
+        wait?.signal.removeEventListener('abort', leave);
+        wait?.end();
         this.#running += 1;
         Promise.resolve()
           .then(work)
@@ -28,6 +44,7 @@ export class TurnsPerAddress {
       const line = this.#lines.get(address);
       if (line) line.push(start);
       else this.#lines.set(address, [start]);
+      wait?.signal.addEventListener('abort', leave, { once: true });
       this.#startNext();
     });
   }

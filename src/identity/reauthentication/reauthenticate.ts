@@ -3,6 +3,7 @@ import { auditEventTypes, writeAuditEvent } from '../audit/audit-log.js';
 import type { RequestInfo } from '../auth-flow/step.js';
 import { verifyUserTotp, type TotpDependencies } from '../auth-methods/totp-method.js';
 import {
+  abandonLoginAttempt,
   assertLoginAllowed,
   recordLoginFailure,
   releaseLoginAttempt,
@@ -96,6 +97,9 @@ export async function reauthenticate(
         reason: 'reauthentication',
         claim,
       });
+    } else {
+      // Not judged (the database, or its place given up in line for argon2): nothing counted.
+      await abandonLoginAttempt(protection, claim).catch(() => undefined);
     }
     throw error;
   }

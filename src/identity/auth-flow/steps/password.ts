@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ApiError } from '../../../http/api-error.js';
 import {
   claimLoginAttempt,
+  judgedOrAbandoned,
   recordLoginFailure,
   recordLoginSuccess,
 } from '../../brute-force/login-protection.js';
@@ -36,7 +37,10 @@ export const passwordStep: AuthFlowStep<{ password: string }> = {
       userId ? passwordHashRead(userId) : undefined,
     );
     const known = { storedHash: typeof read === 'string' ? read : undefined };
-    if (!(await verifyUserPassword(db, userId, password, clock.now(), passwordHashing, known)) || !userId) {
+    const verified = await judgedOrAbandoned(protection, claim, () =>
+      verifyUserPassword(db, userId, password, clock.now(), passwordHashing, known),
+    );
+    if (!verified || !userId) {
       await recordLoginFailure(protection, { ...attempt, identifier, ...request, claim });
       throw invalidCredentials();
     }
