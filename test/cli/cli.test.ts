@@ -9,7 +9,7 @@ import { systemClock } from '../../src/clock.js';
 import type { DatabaseHandle } from '../../src/db/database.js';
 import { signingKeyFromPem } from '../../src/keys/signing-keys.js';
 import { createTestDatabase, onPostgres } from '../support/database.js';
-import { repositoryRoot, runEntryPoint } from '../support/run-process.js';
+import { repositoryRoot, runEntryPoint, type ProcessResult } from '../support/run-process.js';
 import { freePort } from '../support/free-port.js';
 
 let environment: Record<string, string>;
@@ -219,25 +219,32 @@ describe('npm run idp -- <command> (as a process)', () => {
     expect(json(user.stdout)).toMatchObject({ email, roles: [] });
   }, 120_000);
 
+  // Commands refused before they open the database: they don't need the data directory, so they run side
+  // by side (each process costs a second or more of CPU for tsx to load the CLI).
+  let refusals: Promise<Record<'asBin' | 'help' | 'fromRepository', ProcessResult>> | undefined;
+  const refused = () =>
+    (refusals ??= Promise.all([
+      idp('clients:list', '--bogus'),
+      idp('--help'),
+      // `npm run idp -- ...` runs the script with npm_lifecycle_event=idp.
+      runEntryPoint('src/cli/main.ts', ['clients:list', '--bogus'], {
+        ...environment,
+        npm_lifecycle_event: 'idp',
+      }),
+    ]).then(([asBin, help, fromRepository]) => ({ asBin, help, fromRepository })));
+
   it('exits 2 with the message on stderr and nothing on stdout for bad input', async () => {
-    const result = await idp('clients:list', '--bogus');
+    const { asBin: result } = await refused();
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(/Unknown option '--bogus'/);
   }, 60_000);
 
   it('names itself in its usage lines as it was invoked: the bin, or npm run idp from the repository', async () => {
-    const asBin = await idp('clients:list', '--bogus');
+    const { asBin, help, fromRepository } = await refused();
     expect(asBin.stderr).toContain('usage: identity-service clients:list');
     expect(asBin.stderr).not.toContain('npm run idp');
-    const help = await idp('--help');
     expect(help.stderr).toMatch(/^usage: identity-service <command> \[options\]$/m);
-
-    // `npm run idp -- ...` runs the script with npm_lifecycle_event=idp.
-    const fromRepository = await runEntryPoint('src/cli/main.ts', ['clients:list', '--bogus'], {
-      ...environment,
-      npm_lifecycle_event: 'idp',
-    });
     expect(fromRepository.stderr).toContain('usage: npm run idp -- clients:list');
   }, 60_000);
 });
@@ -295,19 +302,26 @@ describe('the CLI while npm start runs', () => {
     expect(authorize.status).toBe(303);
     expect(authorize.headers.get('location')).toMatch(/^\/en\/auth\?interaction=/);
 
-    // A command handed to the service still names the CLI as the operator invoked it.
-    const refused = await runEntryPoint('src/cli/main.ts', ['clients:disable', '--client-id', 'nobody'], {
-      ...environment,
-      npm_lifecycle_event: 'idp',
-    });
+    // A command handed to the service still names the CLI as the operator invoked it. These processes
+    // are independent of each other: side by side.
+    const [refused, refusedAsBin, second] = await Promise.all([
+      runEntryPoint('src/cli/main.ts', ['clients:disable', '--client-id', 'nobody'], {
+        ...environment,
+        npm_lifecycle_event: 'idp',
+      }),
+      idp('clients:disable', '--client-id', 'nobody'),
+      // PGlite is one process: a second service can't open the same data directory.
+      onPostgres
+        ? undefined
+        : freePort().then((secondPort) =>
+            runEntryPoint('src/main.ts', [], { ...environment, PORT: String(secondPort) }),
+          ),
+    ]);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/no client with client_id nobody\nusage: npm run idp -- clients:disable/);
-    const refusedAsBin = await idp('clients:disable', '--client-id', 'nobody');
     expect(refusedAsBin.stderr).toContain('usage: identity-service clients:disable');
 
-    if (onPostgres) return;
-    // PGlite is one process: a second service can't open the same data directory.
-    const second = await runEntryPoint('src/main.ts', [], { ...environment, PORT: String(await freePort()) });
+    if (!second) return;
     expect(second.code).toBe(1);
     expect(second.stderr).toMatch(/Cannot start: the embedded database in .* is in use by another process/);
   }, 120_000);
