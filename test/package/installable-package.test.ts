@@ -54,7 +54,10 @@ afterAll(async () => {
   if (project) await fs.rm(project, { recursive: true, force: true });
 });
 
-describe('the npm package', () => {
+// The checks below only read the unpacked package and write files of their own into the consumer
+// project, each running its own processes: side by side, the slowest (tsc, a first PGlite start) sets
+// the time instead of their sum.
+describe.concurrent('the npm package', () => {
   it('starts a service from plain Node ESM: migrate, create, listen, answer discovery', async () => {
     await fs.writeFile(
       path.join(project, 'start.mjs'),
@@ -172,6 +175,7 @@ export const wrong: AuthFlowStep<{ word: string }> = { ...codeWord, input: z.obj
     expect(result.stdout).toBe('');
   }, 120_000);
 
+  // Two node processes, alongside the other checks' tsc and PGlite: on a busy machine, more than 30 s.
   it('has a CLI bin that runs from dist', async () => {
     const installed = path.join(project, 'node_modules', 'identity-service');
     const manifest = JSON.parse(await fs.readFile(path.join(installed, 'package.json'), 'utf8')) as {
@@ -184,5 +188,5 @@ export const wrong: AuthFlowStep<{ word: string }> = { ...codeWord, input: z.obj
     // Its usage lines name the bin, not the repository's `npm run idp --`.
     const help = await node(bin, ['--help'], { DATA_DIR: path.join(project, 'data') });
     expect(help.stderr).toMatch(/^usage: identity-service <command> \[options\]$/m);
-  });
+  }, 60_000);
 });
