@@ -4,6 +4,7 @@ import { holdDataDirectory } from './cli/control-channel.js';
 import { runCommand } from './cli/run-command.js';
 import { systemClock } from './clock.js';
 import { ClusterEventBus } from './cluster/cluster-event-bus.js';
+import { relayNoticesBetweenWorkers } from './cluster/worker-notices.js';
 import type { MainConfig } from './config.js';
 import { openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
@@ -48,6 +49,8 @@ export async function runService(config: MainConfig, logger: Logger, workerIndex
     eventBus:
       workerIndex !== undefined && config.eventBus !== 'nats' ? new ClusterEventBus(eventBus) : eventBus,
   });
+  // A worker's caches hear at once what its siblings tell theirs (a session ended, a grant revoked...).
+  const stopRelayingNotices = workerIndex !== undefined ? relayNoticesBetweenWorkers() : undefined;
   // The CLI reaches the embedded database through this process while it runs.
   channel?.serve((argv, invokedAs) =>
     runCommand(argv, async () => ({ db: database.db, clock: systemClock }), invokedAs),
@@ -89,6 +92,7 @@ export async function runService(config: MainConfig, logger: Logger, workerIndex
     const timeout = setTimeout(() => server.closeAllConnections(), 10_000);
     await drained;
     clearTimeout(timeout);
+    stopRelayingNotices?.();
     await service.close();
     await database.close();
     await channel?.close();

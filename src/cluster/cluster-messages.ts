@@ -16,3 +16,26 @@ export function isForwardedEvent(message: unknown): message is ForwardedEvent {
     (message as { kind?: unknown }).kind === 'identity-service:event'
   );
 }
+
+/**
+ * What a worker sends the primary (and the primary the other workers): something this worker told its
+ * own caches (worker-notices.ts), for theirs.
+ */
+export interface ForwardedNotice {
+  kind: 'identity-service:notice';
+  topic: string;
+  payload: unknown;
+}
+
+export function isForwardedNotice(message: unknown): message is ForwardedNotice {
+  return (
+    typeof message === 'object' &&
+    message !== null &&
+    (message as { kind?: unknown }).kind === 'identity-service:notice'
+  );
+}
+
+/** A message the primary passes from one worker to every other: an event or a notice. */
+export function isForSiblings(message: unknown): message is ForwardedEvent | ForwardedNotice {
+  return isForwardedEvent(message) || isForwardedNotice(message);
+}

@@ -1,7 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { MainConfig } from '../config.js';
 import type { Logger } from '../logger.js';
-import { isForwardedEvent, workerIndexVariable } from './cluster-messages.js';
+import { isForSiblings, workerIndexVariable } from './cluster-messages.js';
 
 /**
  * HTTP_WORKERS > 1: this process only supervises. Workers start one after another, so the first
@@ -30,8 +30,9 @@ export async function runClusterPrimary(config: MainConfig, logger: Logger): Pro
         resolve();
       });
       worker.on('message', (message: unknown) => {
-        // An event a worker's relay published on the embedded bus reaches the subscribers of every worker.
-        if (!isForwardedEvent(message)) return;
+        // An event a worker's relay published on the embedded bus reaches the subscribers of every
+        // worker; what a worker told its caches (a session ended...) reaches the others' caches.
+        if (!isForSiblings(message)) return;
         for (const [otherIndex, other] of workers) {
           if (otherIndex !== index && other.isConnected()) other.send(message);
         }

@@ -224,7 +224,7 @@ export async function disableClient(db: Queryable, clientId: string, now: Date):
   const changed = await db('oauth_clients')
     .where({ client_id: clientId })
     .update({ is_active: false, updated_at: now });
-  clientChanges.emit('change', clientId);
+  announceClientChange(clientId);
   return changed > 0;
 }
 
@@ -354,7 +354,7 @@ export async function updateClient(
       },
       '*',
     );
-  clientChanges.emit('change', clientId);
+  announceClientChange(clientId);
   return fromRow(row!);
 }
 
@@ -386,7 +386,7 @@ export async function setClientFirstParty(
   const [row] = await db<OAuthClientRow>('oauth_clients')
     .where({ client_id: clientId })
     .update({ first_party: firstParty, updated_at: now }, '*');
-  clientChanges.emit('change', clientId);
+  announceClientChange(clientId);
   return fromRow(row!);
 }
 
@@ -404,7 +404,7 @@ export async function enableClient(db: Queryable, clientId: string, now: Date): 
   const changed = await db('oauth_clients')
     .where({ client_id: clientId })
     .update({ is_active: true, updated_at: now });
-  clientChanges.emit('change', clientId);
+  announceClientChange(clientId);
   return changed > 0;
 }
 
@@ -414,7 +414,7 @@ export async function enableClient(db: Queryable, clientId: string, now: Date): 
  */
 export async function deleteClient(db: Queryable, clientId: string): Promise<boolean> {
   const deleted = await deleteClientRow(db, clientId);
-  clientChanges.emit('change', clientId);
+  announceClientChange(clientId);
   return deleted;
 }
 
@@ -451,14 +451,15 @@ export async function rotateClientSecret(
   const [row] = await db<OAuthClientRow>('oauth_clients')
     .where({ client_id: clientId })
     .update({ client_secret_hash: hashClientSecret(clientSecret), updated_at: now }, '*');
-  clientChanges.emit('change', clientId);
+  announceClientChange(clientId);
   return { client: fromRow(row!), clientSecret };
 }
 
 /**
- * Tells this process's client caches that a client changed. The model's writers already do, but inside
- * a transaction a cache could read the old row again before the commit: callers that change clients
- * in a transaction call this once more after it.
+ * Tells this process's client caches that a client changed (and, in a cluster, its siblings':
+ * worker-notices.ts). The model's writers already do, but inside a transaction a cache could read the
+ * old row again before the commit: callers that change clients in a transaction call this once more
+ * after it.
  */
 export function announceClientChange(clientId: string): void {
   clientChanges.emit('change', clientId);

@@ -38,10 +38,12 @@ export async function recordRevokedGrants(db: Queryable, grantIds: string[], now
     .onConflict('grant_id')
     // Again in the feed, for the nodes that forgot it (an old row the cleanup has not deleted yet).
     .merge({ expires_at: expiresAt, recorded_at: db.raw('now()') });
-  revocations.emit(
-    'revoked',
-    unique.map((grantId) => ({ grantId, expiresAt })),
-  );
+  announceGrantsRevoked(unique.map((grantId) => ({ grantId, expiresAt })));
+}
+
+/** Tells this process's registry that these grants are revoked (another worker's too: worker-notices.ts). */
+export function announceGrantsRevoked(revoked: RevokedGrant[]): void {
+  revocations.emit('revoked', revoked);
 }
 
 /**
