@@ -30,6 +30,9 @@ export function argon2Concurrency(
 
 const argon2Turns = new TurnsPerAddress(argon2Concurrency());
 
+/** The requests that have had an argon2 computation run (argon2Slots). */
+const computedFor = new WeakSet<object>();
+
 /**
  * Runs an argon2 computation in its turn: the slots are shared between client addresses (an IPv6
  * client's /64) in turns, so one address's burst of password checks doesn't queue everyone else's
@@ -38,8 +41,18 @@ const argon2Turns = new TurnsPerAddress(argon2Concurrency());
  */
 function argon2Slots<T>(work: () => Promise<T>): Promise<T> {
   const ctx = currentKoaContext();
-  // While in line, the request may give its place to a newcomer at the bound (waiting-requests.ts).
-  return argon2Turns.run(ctx ? requestInfo(ctx).addressBlock : '', work, startWait());
+  // While in line, the request may give its place to a newcomer at the bound (waiting-requests.ts),
+  // but only before its first computation: after one has run it has checked something (the first of
+  // a password's two verifications), and ending it would answer a wrong guess with an uncounted 503.
+  const wait = ctx && !computedFor.has(ctx) ? startWait() : undefined;
+  return argon2Turns.run(
+    ctx ? requestInfo(ctx).addressBlock : '',
+    () => {
+      if (ctx) computedFor.add(ctx);
+      return work();
+    },
+    wait,
+  );
 }
 
 /**
