@@ -19,10 +19,12 @@ export async function recordSessionGrants(
   grantIds: readonly string[],
   expiresAt: Date | null,
 ): Promise<void> {
+  // In one order, so that two saves of the same session (under its old and new id) lock rows alike.
+  const rows = [...grantIds]
+    .sort()
+    .map((grantId) => ({ session_uid: sessionUid, grant_id: grantId, expires_at: expiresAt }));
   await statement
-    .insert(
-      grantIds.map((grantId) => ({ session_uid: sessionUid, grant_id: grantId, expires_at: expiresAt })),
-    )
+    .insert(rows)
     .into('engine_session_grants')
     .onConflict(['session_uid', 'grant_id'])
     .merge(['expires_at']);
