@@ -4,6 +4,7 @@ import type { RateLimits } from '../../../http/rate-limit.js';
 import type { Logger } from '../../../logger.js';
 import { findUserByIdentifier } from '../../users/user.js';
 import {
+  abandonLoginAttempt,
   assertLoginAllowed,
   recordLoginFailure,
   recordLoginSuccess,
@@ -102,6 +103,9 @@ export function createOtpCodeStep(deps: OtpCodeStepDeps): AuthFlowStep<OtpCodeIn
             reason: error.code,
             claim,
           });
+        } else {
+          // Not judged (the database failed): the attempt's places go back, nothing counted.
+          await abandonLoginAttempt(protection, claim).catch(() => undefined);
         }
         throw error;
       }

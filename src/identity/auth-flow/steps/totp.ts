@@ -3,6 +3,7 @@ import { ApiError } from '../../../http/api-error.js';
 import { verifyUserTotp, type TotpDependencies } from '../../auth-methods/totp-method.js';
 import {
   assertLoginAllowed,
+  judgedOrAbandoned,
   recordLoginFailure,
   recordLoginSuccess,
 } from '../../brute-force/login-protection.js';
@@ -27,7 +28,12 @@ export function createTotpStep(deps: TotpDependencies): AuthFlowStep<{ code: str
       const identifier = attempt.identifier ?? '';
       const protection = { db, clock };
       const claim = await assertLoginAllowed(protection, attempt);
-      if (!userId || !(await verifyUserTotp(db, deps, userId, code, clock.now()))) {
+      const verified =
+        userId !== undefined &&
+        (await judgedOrAbandoned(protection, claim, () =>
+          verifyUserTotp(db, deps, userId, code, clock.now()),
+        ));
+      if (!userId || !verified) {
         await recordLoginFailure(protection, { ...attempt, identifier, ...request, claim });
         throw new ApiError(401, 'invalid_code', 'The code is not right. Try again.');
       }
