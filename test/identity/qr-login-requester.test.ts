@@ -4,7 +4,7 @@ import { createTestUser } from '../support/fixtures.js';
 import { mainAuthTokenFor } from '../support/identity-api-client.js';
 import { startTestSession } from '../support/sign-in.js';
 import { startTestService, type TestService } from '../support/test-service.js';
-import { IdentityClient, MovableClock, randomIp } from './support/identity-client.js';
+import { IdentityClient, loginFrom, MovableClock, randomIp } from './support/identity-client.js';
 
 /**
  * POST /auth/qr/request: before approving a QR sign-in, the signed-in device learns which device asks
@@ -148,5 +148,41 @@ describe('an approval ends with the session that approved it', () => {
     const kept = await client.step(keptCode.sessionId, 'qr', {}, requester);
     expect(kept.status, JSON.stringify(kept.body)).toBe(200);
     expect(kept.body.accessToken).toEqual(expect.any(String));
+  });
+  it('a session a QR approval started ends with the approving session, as a thief’s would', async () => {
+    // A thief holding a copy of the owner's access token approves a QR code of their own machine and
+    // takes it at once: the session that starts must not outlive the owner's logout of the copied one.
+    const user = await createTestUser(service.service.db);
+    const stolen = await startTestSession(service, user.id);
+    const other = await startTestSession(service, user.id);
+    const phone = { ip: randomIp(), userAgent: safariOnIphone };
+    const thief = { ip: randomIp(), userAgent: chromeOnWindows };
+    const code = await showCode(thief);
+    const approved = await client.post(
+      '/auth/qr/approve',
+      { token: code.token },
+      { ...phone, token: await mainAuthTokenFor(service, user.id, { sessionId: stolen }) },
+    );
+    expect(approved.status).toBe(200);
+    const taken = loginFrom((await client.step(code.sessionId, 'qr', {}, thief)) as never);
+    expect((await client.get('/security/sessions', { ...thief, token: taken.accessToken })).status).toBe(200);
+
+    // The owner throws the copied session out from another of their sessions.
+    const revoked = await client.delete(`/security/sessions/${stolen}`, {
+      ...phone,
+      token: await mainAuthTokenFor(service, user.id, { sessionId: other }),
+    });
+    expect(revoked.status).toBe(200);
+
+    const used = await client.get('/security/sessions', { ...thief, token: taken.accessToken });
+    expect(used.status).toBe(401);
+    const refreshed = await client.post('/auth/refresh', {}, { ...thief, cookie: taken.refreshCookie });
+    expect(refreshed.status).toBe(401);
+    // The owner's other session is not the approving one's: it stays.
+    const kept = await client.get('/security/sessions', {
+      ...phone,
+      token: await mainAuthTokenFor(service, user.id, { sessionId: other }),
+    });
+    expect(kept.status).toBe(200);
   });
 });

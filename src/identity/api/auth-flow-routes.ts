@@ -206,6 +206,7 @@ export function authFlowRoutes(deps: AuthFlowRouteDependencies): IdentityRoutes 
                 userId: completed.userId,
                 authMethods: completed.authMethods,
                 authenticatedAt: completed.authenticatedAt,
+                startedBySessionId: completed.startedBySessionId,
                 request,
                 deviceCookie,
               },

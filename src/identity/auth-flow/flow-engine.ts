@@ -57,6 +57,11 @@ export interface FlowCompleted {
    * by a session that signed in earlier); the latest of them. Undefined when a step proved it now.
    */
   authenticatedAt?: Date | undefined;
+  /**
+   * The main-auth session that vouched for this sign-in (a QR approval): the session started here
+   * ends with it (sessions.ts, revokeSessionsWhere).
+   */
+  startedBySessionId?: string | undefined;
   context: FlowContext;
 }
 
@@ -328,6 +333,10 @@ export class AuthFlowEngine {
         userId,
         authMethods,
         authenticatedAt: authenticatedAtOf(state.tempData),
+        startedBySessionId:
+          typeof state.tempData.startedBySessionId === 'string'
+            ? state.tempData.startedBySessionId
+            : undefined,
         context: state.context,
       };
       const completion = onComplete ? await onComplete(trx, completed) : undefined;

@@ -112,22 +112,24 @@ export async function approveQrLoginRequest(
 }
 
 /**
- * The waiting device takes the approval: approved → used, once; the approving user and when they last
- * authenticated, or undefined. An approval made before auth_time was recorded is not taken: its session
+ * The waiting device takes the approval: approved → used, once; the approving user, when they last
+ * authenticated and the approving session (the session started here ends with it), or undefined. An approval made before auth_time was recorded is not taken: its session
  * would pass for a fresh sign-in.
  */
 export async function consumeApprovedQrLogin(
   db: Queryable,
   token: string,
   now: Date,
-): Promise<{ userId: string; authTime: Date } | undefined> {
+): Promise<{ userId: string; authTime: Date; sessionId: string | undefined } | undefined> {
   const result = await db.raw(
     `update qr_login_requests set status = 'used'
      where token_hash = ? and status = 'approved' and expires_at > cast(? as timestamptz)
        and auth_time is not null
-     returning user_id, auth_time`,
+     returning user_id, auth_time, session_id`,
     [sha256(token), now],
   );
-  const row = (result.rows as { user_id: string; auth_time: Date }[])[0];
-  return row ? { userId: row.user_id, authTime: new Date(row.auth_time) } : undefined;
+  const row = (result.rows as { user_id: string; auth_time: Date; session_id: string | null }[])[0];
+  return row
+    ? { userId: row.user_id, authTime: new Date(row.auth_time), sessionId: row.session_id ?? undefined }
+    : undefined;
 }

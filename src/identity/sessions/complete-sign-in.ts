@@ -41,6 +41,8 @@ export async function completeSignIn(
     deviceCookie: string | undefined;
     /** When the user authenticated, if not now (inbound SSO: the original sign-in). */
     authenticatedAt?: Date | undefined;
+    /** The session that vouched for this sign-in (a QR approval): the new one ends with it. */
+    startedBySessionId?: string | undefined;
   },
   now: Date,
 ): Promise<CompletedSignIn> {

@@ -82,6 +82,8 @@ export interface NewSession {
    * auth_time); default now. The session's auth_time and last re-authentication both start from it.
    */
   authenticatedAt?: Date | undefined;
+  /** The session that vouched for this one (a QR approval): ending it ends this one (revokeSessionsWhere). */
+  startedBySessionId?: string | undefined;
 }
 
 /**
@@ -111,7 +113,8 @@ export function sessionInsert(
     is_revoked: false,
     created_at: now,
   };
-  return { insert: db('sessions').insert(row), session: fromRow(row) };
+  const insert = db('sessions').insert({ ...row, started_by_session_id: session.startedBySessionId ?? null });
+  return { insert, session: fromRow(row) };
 }
 
 export async function insertSession(db: Queryable, session: NewSession, now: Date): Promise<Session> {
@@ -207,8 +210,9 @@ export async function holdUnrevokedSession(
 }
 
 /**
- * Revokes live sessions (with all their refresh tokens and the sign-ins they started that nobody
- * finished: endPendingSignInsStartedBy) matching `where`; answers the ids revoked. The
+ * Revokes live sessions (with all their refresh tokens, the sessions they vouched for by a QR approval,
+ * and the sign-ins they started that nobody finished: endPendingSignInsStartedBy) matching `where`;
+ * answers the ids revoked. The
  * `is_revoked = false` condition makes it idempotent and race-free: a session is counted once.
  */
 async function revokeSessionsWhere(
@@ -231,6 +235,17 @@ async function revokeSessionsWhere(
     ['id'],
   );
   const ids = rows.map((row) => row.id);
+  // What these sessions vouched for ends with them: the sessions their QR approvals started (and
+  // theirs in turn). A thief who approved a code of their own machine with a copied token and took
+  // it at once would otherwise keep a session of their own after the owner ended the copied one.
+  for (let started = ids; started.length > 0;) {
+    const children: { id: string }[] = await db('sessions')
+      .whereIn('started_by_session_id', started)
+      .where({ is_revoked: false })
+      .update({ is_revoked: true, revoked_at: now, revoked_reason: reason.slice(0, 100) }, ['id']);
+    started = children.map((row) => row.id);
+    ids.push(...started);
+  }
   // This node refuses their access tokens from now on (before the commit: never accepted late).
   announceSessionsEnded(ids);
   if (ids.length > 0) {

@@ -26,6 +26,8 @@ export interface SignIn {
   access?: UserAccess | undefined;
   /** When the user authenticated, if not now (inbound SSO carries the original sign-in's time). */
   authenticatedAt?: Date | undefined;
+  /** The session that vouched for this sign-in (a QR approval): the new one ends with it. */
+  startedBySessionId?: string | undefined;
 }
 
 /**
@@ -51,6 +53,7 @@ export async function startSession(
       browserName: browserNameOf(signIn.request.userAgent),
       authMethod: signIn.authMethods.join('+') || 'unknown',
       authenticatedAt: signIn.authenticatedAt,
+      startedBySessionId: signIn.startedBySessionId,
     },
     now,
   );

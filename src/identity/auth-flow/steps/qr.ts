@@ -38,8 +38,14 @@ export function createQrStep(deps: { issuer: string }): AuthFlowStep<Record<stri
       const now = context.clock.now();
       const approved = await consumeApprovedQrLogin(context.db, token, now);
       // Approving proves no new authentication: the sign-in is as old as the approver's.
+      // The session it starts ends with the approving one (startedBySessionId, flow-engine.ts).
       if (approved) {
-        return { userId: approved.userId, authMethod: 'qr', authenticatedAt: approved.authTime };
+        return {
+          userId: approved.userId,
+          authMethod: 'qr',
+          authenticatedAt: approved.authTime,
+          ...(approved.sessionId ? { tempData: { startedBySessionId: approved.sessionId } } : {}),
+        };
       }
       if ((await qrLoginStatus(context.db, token, now)) === 'pending') {
         throw new ApiError(
