@@ -17,6 +17,7 @@ import {
   type EngineSessionPayload,
 } from '../../src/oidc/models/engine-sessions.js';
 import { recordSessionGrants } from '../../src/oidc/models/engine-session-grants.js';
+import { recordEngineSessionStarter } from '../../src/oidc/models/engine-session-starters.js';
 import { findClient } from '../../src/oidc/models/oauth-client.js';
 import { revokeGrants } from '../../src/oidc/models/grant-revocation.js';
 import { recordRevokedGrants } from '../../src/oidc/models/revoked-grant.js';
@@ -507,6 +508,15 @@ class SessionAdapter extends PayloadAdapter {
 
   /** Saves the session and, in the same statement, records the grants it names (engine-session-grants.ts). */
   override async upsert(id: string, payload: AdapterPayload, expiresIn: number | undefined): Promise<void> {
+    await this.#save(id, payload, expiresIn);
+    // A sign-in a main-auth session vouched for (a QR approval on the pages) ends with that session.
+    const startedBy = startedBySessionOfThisRequest();
+    if (payload.uid && startedBy) {
+      await recordEngineSessionStarter(this.db, payload.uid, startedBy, this.clock.now());
+    }
+  }
+
+  async #save(id: string, payload: AdapterPayload, expiresIn: number | undefined): Promise<void> {
     const saved = this.upsertQuery(id, payload, expiresIn);
     const grantIds = grantIdsNamedBy(payload as EngineSessionPayload);
     if (!payload.uid || grantIds.length === 0) {
@@ -525,6 +535,20 @@ class SessionAdapter extends PayloadAdapter {
   override async destroy(id: string): Promise<void> {
     await endEngineSessions(this.db, { id }, this.clock.now());
   }
+}
+
+/**
+ * The main-auth session that vouched for the sign-in the engine takes in this request (its resume after
+ * the pages: the login result names it, interaction.ts), if any. The interaction the engine made for
+ * the next prompt (consent) replaces the resumed one but carries its login as its last submission.
+ */
+function startedBySessionOfThisRequest(): string | undefined {
+  type Login = { login?: { startedBySessionId?: unknown } };
+  const interaction = Provider.ctx?.oidc?.entities.Interaction as
+    { result?: Login; lastSubmission?: Login } | undefined;
+  // When the engine asks for consent next, the interaction it made holds the login as lastSubmission.
+  const startedBy = (interaction?.result?.login ?? interaction?.lastSubmission?.login)?.startedBySessionId;
+  return typeof startedBy === 'string' ? startedBy : undefined;
 }
 
 /**

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replaceFunnel } from '../../src/identity/auth-flow/funnel-steps.js';
-import { createTestUser } from '../support/fixtures.js';
+import { createTestClient, createTestUser } from '../support/fixtures.js';
+import { HttpBrowser, type Page } from '../support/http-browser.js';
 import { mainAuthTokenFor } from '../support/identity-api-client.js';
+import { buildAuthorizationRequest, discover, oidc, silentAuthorization } from '../support/relying-party.js';
 import { startTestSession } from '../support/sign-in.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 import { IdentityClient, loginFrom, MovableClock, randomIp } from './support/identity-client.js';
@@ -184,5 +186,62 @@ describe('an approval ends with the session that approved it', () => {
       token: await mainAuthTokenFor(service, user.id, { sessionId: other }),
     });
     expect(kept.status).toBe(200);
+  });
+  describe('on the OIDC pages', () => {
+    /** A thief's browser at an application's authorize: the QR page, and the approval by a copied token. */
+    async function approvedInThiefsBrowser() {
+      const user = await createTestUser(service.service.db);
+      const stolen = await startTestSession(service, user.id);
+      const other = await startTestSession(service, user.id);
+      const { client: app } = await createTestClient(service.service.db);
+      const config = await discover(service.issuer, app.clientId);
+      const browser = new HttpBrowser(service.issuer);
+      const request = await buildAuthorizationRequest(config);
+      const page: Page = await browser.navigate(request.url.toString());
+      const token = /#token=([A-Za-z0-9_%-]+)/.exec(page.html)?.[1];
+      expect(token, page.html.slice(0, 2000)).toBeDefined();
+      const approved = await client.post(
+        '/auth/qr/approve',
+        { token: decodeURIComponent(token!) },
+        { ip: randomIp(), token: await mainAuthTokenFor(service, user.id, { sessionId: stolen }) },
+      );
+      expect(approved.status).toBe(200);
+      const revokeStolen = async () => {
+        const revoked = await client.delete(`/security/sessions/${stolen}`, {
+          ip: randomIp(),
+          token: await mainAuthTokenFor(service, user.id, { sessionId: other }),
+        });
+        expect(revoked.status).toBe(200);
+      };
+      return { config, browser, request, page, revokeStolen };
+    }
+
+    it('the browser signed in by the approval, and its applications, end with the approving session', async () => {
+      const { config, browser, request, page, revokeStolen } = await approvedInThiefsBrowser();
+      let answer = await browser.submit(page, {});
+      if (answer.html.includes('name="decision"'))
+        answer = await browser.submit(answer, { decision: 'allow' });
+      const tokens = await oidc.authorizationCodeGrant(config, new URL(answer.url), {
+        pkceCodeVerifier: request.codeVerifier,
+        expectedState: request.state,
+        expectedNonce: request.nonce,
+      });
+      expect((await silentAuthorization(config, browser)).code).toEqual(expect.any(String));
+
+      await revokeStolen();
+
+      expect(await silentAuthorization(config, browser)).toEqual({ code: null, error: 'login_required' });
+      await expect(oidc.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({
+        error: 'invalid_grant',
+      });
+    });
+
+    it('revoked before the browser came back to the engine: it is not signed in there', async () => {
+      const { config, browser, page, revokeStolen } = await approvedInThiefsBrowser();
+      const { location } = await browser.submitWithoutFollowing(page, {});
+      await revokeStolen();
+      await browser.navigate(new URL(location, service.issuer).toString());
+      expect(await silentAuthorization(config, browser)).toEqual({ code: null, error: 'login_required' });
+    });
   });
 });

@@ -5,6 +5,7 @@ import { announceSessionsEnded } from './session-ends.js';
 import { idleCutoff, type SessionPolicy } from './session-policy.js';
 import { defaults } from '../../defaults.js';
 import { endOidcSignInsOf } from '../../oidc/models/user-sign-ins.js';
+import { endEngineSignInsStartedBy } from '../../oidc/models/engine-session-starters.js';
 import { endPendingSignInsOf, endPendingSignInsStartedBy } from './pending-sign-ins.js';
 import { unlistAccountFromDevices } from './saved-accounts.js';
 
@@ -254,6 +255,7 @@ async function revokeSessionsWhere(
       .where({ is_revoked: false })
       .update({ is_revoked: true, revoked_at: now });
     await endPendingSignInsStartedBy(db, ids, now);
+    await endEngineSignInsStartedBy(db, ids, now);
   }
   return ids;
 }

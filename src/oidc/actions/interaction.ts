@@ -487,7 +487,14 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
       // A sign-in whose proof is older than now (a QR approval) keeps its time: no fresh auth_time.
       const ts = outcome.authenticatedAt ? Math.floor(outcome.authenticatedAt.getTime() / 1000) : undefined;
       const login = {
-        login: { accountId: outcome.userId, amr: outcome.authMethods, remember: true, ...(ts ? { ts } : {}) },
+        login: {
+          accountId: outcome.userId,
+          amr: outcome.authMethods,
+          remember: true,
+          ...(ts ? { ts } : {}),
+          // The engine session ends with the main-auth session that vouched for it (a QR approval).
+          ...(outcome.startedBySessionId ? { startedBySessionId: outcome.startedBySessionId } : {}),
+        },
       };
       if (outcome.flow === 'registration') {
         // The sign-in is recorded in the interaction now; onboarding comes first, then its resume
