@@ -188,6 +188,44 @@ describe('a code ends with the session that asked for it', () => {
     expect(loggedOut.status).toBe(200);
     await expect(exchangeThroughClient(parties, code)).rejects.toMatchObject({ error: 'invalid_grant' });
   });
+  it('exchanged before the session ended: the client’s tokens end with it; another session’s stay', async () => {
+    // A thief with a copied access token asks for a code and has the client exchange it at once.
+    const parties = await ssoParties(service);
+    const asking = await startTestSession(service, parties.user.id);
+    const other = await startTestSession(service, parties.user.id);
+    const askingToken = await mainAuthToken(service, parties.user, { sessionId: asking });
+    const otherToken = await mainAuthToken(service, parties.user, { sessionId: other });
+    const { code } = await issuedCode({ ...parties, accessToken: askingToken });
+    const tokens = await exchangeThroughClient(parties, code);
+    const bystander = await createTestClient(service.service.db, { type: 'confidential' });
+    await saveConsent(
+      service.service.db,
+      parties.user.id,
+      bystander.client.clientId,
+      ['openid'],
+      clock.now(),
+    );
+    const bystanderParties = { ...parties, client: bystander.client, clientSecret: bystander.clientSecret! };
+    const { code: bystanderCode } = await issuedCode({ ...bystanderParties, accessToken: otherToken });
+    const kept = await exchangeThroughClient(bystanderParties, bystanderCode);
+
+    const revoked = await fetch(service.url(`/api/v2/identity/security/sessions/${asking}`), {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${otherToken}` },
+    });
+    expect(revoked.status).toBe(200);
+
+    const config = await discover(service.issuer, parties.client.clientId, parties.clientSecret);
+    await expect(oidc.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({
+      error: 'invalid_grant',
+    });
+    const userinfo = await fetch(service.url('/oauth/userinfo'), {
+      headers: { authorization: `Bearer ${tokens.access_token}` },
+    });
+    expect(userinfo.status).toBe(401);
+    const keptConfig = await discover(service.issuer, bystander.client.clientId, bystander.clientSecret!);
+    expect((await oidc.refreshTokenGrant(keptConfig, kept.refresh_token!)).access_token).toBeTruthy();
+  });
 });
 
 describe('the exchange (grant_type urn:identity-service:grant-type:sso-otc at /oauth/token)', () => {

@@ -6,6 +6,7 @@ import { idleCutoff, type SessionPolicy } from './session-policy.js';
 import { defaults } from '../../defaults.js';
 import { endOidcSignInsOf } from '../../oidc/models/user-sign-ins.js';
 import { endEngineSignInsStartedBy } from '../../oidc/models/engine-session-starters.js';
+import { revokeGrantsStartedBy } from '../../oidc/models/session-started-grants.js';
 import { endPendingSignInsOf, endPendingSignInsStartedBy } from './pending-sign-ins.js';
 import { unlistAccountFromDevices } from './saved-accounts.js';
 
@@ -256,6 +257,7 @@ async function revokeSessionsWhere(
       .update({ is_revoked: true, revoked_at: now });
     await endPendingSignInsStartedBy(db, ids, now);
     await endEngineSignInsStartedBy(db, ids, now);
+    await revokeGrantsStartedBy(db, ids, now);
   }
   return ids;
 }

@@ -9,6 +9,7 @@ import { isFirstParty } from '../client-metadata.js';
 import { scopesConsentedForCode } from './consented-code-scopes.js';
 import { ssoCodeGrantType } from './sso-clients.js';
 import { redeemSsoCode } from './sso-code-records.js';
+import { recordGrantStartedBy } from '../models/session-started-grants.js';
 
 /**
  * Registers the inbound-SSO exchange as a grant of the token endpoint, so the engine does what it does
@@ -60,6 +61,14 @@ export function installSsoCodeGrant(
     grant.addOIDCScope(scopes.join(' '));
     grant.addResourceScope(deps.apiAudience, scopes.join(' '));
     const grantId = await grant.save();
+    // The grant ends with the session that asked for the code (a logout, a revocation): recorded
+    // before the tokens, and refused if that session ended since the code was redeemed.
+    if (
+      redeemed.sessionId &&
+      !(await recordGrantStartedBy(deps.db, grantId, redeemed.sessionId, deps.clock.now()))
+    ) {
+      throw new errors.InvalidGrant('the session that asked for the code has ended');
+    }
     const source = {
       accountId: redeemed.userId,
       grantId,

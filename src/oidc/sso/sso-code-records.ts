@@ -47,6 +47,8 @@ export interface RedeemedSsoCode {
   scope: string;
   /** When the user last authenticated before asking for the code: the tokens' auth_time. */
   authTime: Date;
+  /** The main-auth session that asked for the code: the grant of the exchange ends with it. */
+  sessionId: string | undefined;
 }
 
 /**
@@ -80,12 +82,19 @@ export async function redeemSsoCode(
     `update verification_codes set status = 'used', used_at = cast(? as timestamptz)
      where id = ? and status = 'pending' and expires_at > cast(? as timestamptz) and attempts < max_attempts
        and auth_time is not null
-     returning user_id, scope, auth_time`,
+     returning user_id, scope, auth_time, session_id`,
     [now, matchedId, now],
   );
-  const row = (claimed.rows as { user_id: string; scope: string | null; auth_time: Date }[])[0];
+  const row = (
+    claimed.rows as { user_id: string; scope: string | null; auth_time: Date; session_id: string | null }[]
+  )[0];
   if (!row) return undefined;
-  return { userId: row.user_id, scope: row.scope ?? 'openid', authTime: new Date(row.auth_time) };
+  return {
+    userId: row.user_id,
+    scope: row.scope ?? 'openid',
+    authTime: new Date(row.auth_time),
+    sessionId: row.session_id ?? undefined,
+  };
 }
 
 async function countWrongCode(db: Queryable, clientId: string, now: Date): Promise<void> {

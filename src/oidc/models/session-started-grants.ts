@@ -1,0 +1,48 @@
+import type { Queryable } from '../../db/database.js';
+import { isUuid } from '../../identity/uuid.js';
+import { revokeGrants } from './grant-revocation.js';
+
+/**
+ * Grants made from a main-auth session: the grant a one-time SSO code is exchanged for
+ * (sso-code-grant.ts) is the asking session's sign-in to that client. A thief holding a copied access
+ * token could ask for a code and have the client exchange it at once; the client's refresh token then
+ * lived its 30 days after the owner ended the copied session. Now the grant ends with that session.
+ */
+
+/**
+ * Records that `grantId` was made from the main-auth session `sessionId`; false (and the grant revoked)
+ * when that session has ended: a revocation that committed before this record could not see it.
+ */
+export async function recordGrantStartedBy(
+  db: Queryable,
+  grantId: string,
+  sessionId: string,
+  now: Date,
+): Promise<boolean> {
+  if (!isUuid(sessionId)) return true;
+  await db('session_started_grants')
+    .insert({ grant_id: grantId, started_by_session_id: sessionId })
+    .onConflict('grant_id')
+    .ignore();
+  const ended = await db('sessions').where({ id: sessionId, is_revoked: true }).first('id');
+  if (!ended) return true;
+  await revokeGrants(db, [grantId], now);
+  return false;
+}
+
+/** Revokes the grants made from these sessions. Run it in the transaction that ends them (sessions.ts). */
+export async function revokeGrantsStartedBy(
+  db: Queryable,
+  sessionIds: readonly string[],
+  now: Date,
+): Promise<void> {
+  if (sessionIds.length === 0) return;
+  const rows: { grant_id: string }[] = await db('session_started_grants')
+    .whereIn('started_by_session_id', sessionIds)
+    .select('grant_id');
+  await revokeGrants(
+    db,
+    rows.map((row) => row.grant_id),
+    now,
+  );
+}
