@@ -249,6 +249,23 @@ describe('idle timeout', () => {
 });
 
 describe('logout', () => {
+  it('with a cookie a copy rotated out: the session ends, and the copy’s newer token with it', async () => {
+    // A thief refreshed with a copy of the cookie first; the owner, who had not refreshed since, logs out.
+    const user = await createTestUser(service.service.db);
+    const login = await client.login(user.email!, user.password);
+    const stolen = await client.post('/auth/refresh', undefined, { cookie: login.refreshCookie });
+    expect(stolen.status).toBe(200);
+    const thiefsCookie = refreshCookieOf(stolen)!;
+
+    const logout = await client.post('/auth/logout', undefined, { cookie: login.refreshCookie });
+    expect(logout.status).toBe(200);
+
+    const refreshed = await client.post('/auth/refresh', undefined, { cookie: thiefsCookie });
+    expect(refreshed.status).toBe(401);
+    const me = await client.get('/auth/me', { token: stolen.body.accessToken as string });
+    expect(me.status).toBe(401);
+  });
+
   it('revokes the session, clears the cookie with Max-Age=0 on both paths and answers 200', async () => {
     const user = await createTestUser(service.service.db);
     const login = await client.login(user.email!, user.password);

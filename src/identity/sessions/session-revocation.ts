@@ -96,7 +96,8 @@ export async function revokeOtherSessionsOfUser(
 }
 
 /**
- * POST /auth/logout: ends the session of the presented refresh token, and the engine's session this
+ * POST /auth/logout: ends the session of the presented refresh token (also when that token was rotated
+ * out: a copy of the cookie that refreshed first must not keep the session), and the engine's session this
  * browser holds (`engineSessionId`, its cookie) when it is the same user's: signing out of the service
  * in a browser signs that browser out of the applications too, as an RP-initiated logout ends the
  * main-auth sessions of its browser (end-session.ts). The engine's session is marked ended, not
@@ -115,9 +116,10 @@ export async function logOut(
   const token = await findRefreshToken(db, presented);
   if (!token) return false;
   return db.transaction(async (trx) => {
-    // A dead token still names its user: whoever logs out with it wants this browser signed out.
-    const revoked =
-      !token.isRevoked && (await revokeSession(trx, token.userId, token.sessionId, 'logout', now));
+    // A dead token still names its user and session: whoever logs out with it wants them signed out.
+    // One rotated out by another holder (a copy of the cookie refreshed first) ends the session too,
+    // or the copy's newer token would go on refreshing after the owner's logout.
+    const revoked = await revokeSession(trx, token.userId, token.sessionId, 'logout', now);
     if (revoked)
       await audit(trx, token.userId, request, { sessionIds: [token.sessionId], reason: 'logout' }, now);
     if (browser.engineSessionId !== undefined) {
