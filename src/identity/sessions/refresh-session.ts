@@ -55,6 +55,11 @@ export async function refreshSession(
   if (!known) throw refreshRefused();
 
   const rotated = await db.transaction(async (trx) => {
+    // The session's row first, as every revocation takes them (the session, then its tokens): taken
+    // the other way round, a refresh and a logout racing each other deadlocked, and PostgreSQL mostly
+    // aborted the logout, which answered 500 and left the session and the refreshed token alive (a
+    // copied cookie refreshed in a loop kept the owner from logging out). Now one waits for the other.
+    await trx('sessions').where({ id: known.sessionId }).forNoKeyUpdate().first('id');
     const consumed = await consumeRefreshToken(trx, presented, now);
     if (!consumed) return undefined;
     const session = await findActiveSession(trx, consumed.sessionId, deps.sessionPolicy, now);
