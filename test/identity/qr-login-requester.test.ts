@@ -187,6 +187,24 @@ describe('an approval ends with the session that approved it', () => {
     });
     expect(kept.status).toBe(200);
   });
+  it('the approving session ended between the take and the new session: no session starts', async () => {
+    const user = await createTestUser(service.service.db);
+    const approving = await startTestSession(service, user.id);
+    const requester = { ip: randomIp(), userAgent: chromeOnWindows };
+    const code = await showCode(requester);
+    const approved = await client.post(
+      '/auth/qr/approve',
+      { token: code.token },
+      { ip: randomIp(), token: await mainAuthTokenFor(service, user.id, { sessionId: approving }) },
+    );
+    expect(approved.status).toBe(200);
+    // As a revocation that commits after the waiting device took the approval, before its session.
+    await service.service.db('sessions').where({ id: approving }).update({ is_revoked: true });
+    const taken = await client.step(code.sessionId, 'qr', {}, requester);
+    expect(taken.status).toBe(410);
+    expect(taken.body).not.toHaveProperty('accessToken');
+  });
+
   describe('on the OIDC pages', () => {
     /** A thief's browser at an application's authorize: the QR page, and the approval by a copied token. */
     async function approvedInThiefsBrowser() {

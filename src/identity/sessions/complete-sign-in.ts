@@ -7,6 +7,7 @@ import { userFromRow, type User, type UserRow } from '../users/user.js';
 import { bindDeviceAtSignIn } from './bind-device.js';
 import type { MainAuthSigning } from './main-auth-tokens.js';
 import { startSession, type SessionTokens } from './start-session.js';
+import { holdUnrevokedSession } from './sessions.js';
 
 /**
  * The user of a sign-in is gone or disabled (a disable that raced the sign-in, or an inbound login for
@@ -52,6 +53,15 @@ export async function completeSignIn(
   // SSO) ends here, in the transaction that starts it.
   if (!found || found.user.status !== 'active') throw new InactiveUserError();
   const user = userFromRow(found.user);
+  // A sign-in vouched for by a session (a QR approval) starts only while that session is live, held
+  // until this commits: a revocation racing it waits and ends the new session with it (sessions.ts),
+  // or came first, between the approval's take and now, and no session starts.
+  if (
+    signIn.startedBySessionId !== undefined &&
+    !(await holdUnrevokedSession(trx, signIn.userId, signIn.startedBySessionId))
+  ) {
+    throw new ApiError(410, 'qr_expired', 'This QR code expired or was used. Start again.');
+  }
   const device = await bindDeviceAtSignIn(trx, signIn.deviceCookie, signIn.request, { user }, now);
   const tokens = await startSession(
     trx,
