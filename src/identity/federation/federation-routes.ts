@@ -425,7 +425,7 @@ export class Federation {
       if (user?.status !== 'active') throw new FederationError('account_disabled');
       // Locked: an end of the session racing this link either committed before (not found) or waits.
       const session = asked.sessionId
-        ? await findActiveSession(trx, asked.sessionId, this.deps.sessionPolicy, now, { lock: true })
+        ? await findActiveSession(trx, asked.sessionId, this.deps.sessionPolicy, now, { lock: 'share' })
         : undefined;
       if (session?.userId !== userId) throw new FederationError('expired_attempt');
       return linkProvider(trx, userId, provider.id, identity.subject, requestInfo(ctx), now);

@@ -59,10 +59,12 @@ export async function refreshSession(
     // the other way round, a refresh and a logout racing each other deadlocked, and PostgreSQL mostly
     // aborted the logout, which answered 500 and left the session and the refreshed token alive (a
     // copied cookie refreshed in a loop kept the owner from logging out). Now one waits for the other.
-    await trx('sessions').where({ id: known.sessionId }).forNoKeyUpdate().first('id');
+    // (The token's session is the one `known` names: a refresh token never changes session.)
+    const session = await findActiveSession(trx, known.sessionId, deps.sessionPolicy, now, {
+      lock: 'update',
+    });
     const consumed = await consumeRefreshToken(trx, presented, now);
     if (!consumed) return undefined;
-    const session = await findActiveSession(trx, consumed.sessionId, deps.sessionPolicy, now);
     const user = session ? await findUserById(trx, session.userId) : undefined;
     // Rolls the consumption back too: nothing changes for a session that is over (revoked, expired,
     // or idle past the policy's timeout).

@@ -135,14 +135,20 @@ export async function findActiveSession(
   sessionId: string,
   policy: SessionPolicy,
   now: Date,
-  options: { lock?: boolean } = {},
+  /**
+   * Locks the row until the transaction ends: `share` against a revocation, `update` too against
+   * another writer of the row (a refresh, which then updates it: two shared locks would deadlock).
+   */
+  options: { lock?: 'share' | 'update' } = {},
 ): Promise<Session | undefined> {
   if (!isUuid(sessionId)) return undefined;
   const query = db('sessions')
     .where({ id: sessionId, is_revoked: false })
     .where('expires_at', '>', now)
     .where('last_activity_at', '>', idleCutoff(policy, now));
-  const row: SessionRow | undefined = await (options.lock ? query.forShare() : query).first();
+  const locked =
+    options.lock === 'share' ? query.forShare() : options.lock === 'update' ? query.forNoKeyUpdate() : query;
+  const row: SessionRow | undefined = await locked.first();
   return row ? fromRow(row) : undefined;
 }
 
