@@ -9,9 +9,27 @@ const patternSyntax = /[:*{}()[\]+?!\\]/;
 
 interface PrefixNode {
   children: Map<string, PrefixNode>;
-  /** Routers with a route whose literal leading segments end here. */
+  /** Where a segment that is one whole parameter (`/:lang/auth`'s first) leads: any one segment. */
+  anySegment?: PrefixNode;
+  /** Routers with a route whose leading segments end here. */
   routers: Set<number>;
-  chain?: Middleware;
+}
+
+/** A segment that is one parameter and nothing else: path-to-regexp matches it to any non-empty segment. */
+const wholeParameter = /^:[A-Za-z_$][\w$]*$/;
+const anySegment = Symbol('any segment');
+
+const maxPathsRemembered = 1024;
+const maxRememberedPathLength = 256;
+
+interface Dispatch {
+  /** The routers' route count when this was built: a route added since means building it again. */
+  size: number;
+  root: PrefixNode;
+  /** Per set of routers (finite), their chain. */
+  chainOfRouters: Map<string, Middleware>;
+  /** Per path seen lately, its chain. */
+  chainOfPath: Map<string, Middleware>;
 }
 
 /**
@@ -20,8 +38,10 @@ interface PrefixNode {
  * pattern against every request that reaches it, and most of ours sit under /api/v2/...: a request for
  * the last router paid for all the others (measured: about a fifth of GET /subjects' time).
  *
- * A route can only match paths that start with its literal leading segments (`/api/v2/platform/:entity`:
- * api, v2, platform), compared with case: paths are case-sensitive (RFC 3986 §6.2.2.1). The routers
+ * A route can only match paths that start with its leading segments: its literal ones
+ * (`/api/v2/platform/:entity`: api, v2, platform), compared with case (paths are case-sensitive, RFC
+ * 3986 §6.2.2.1), and a segment that is one whole parameter (`/:lang/auth`'s first) standing for any
+ * non-empty one: so the pages under /:lang/ are not asked about /api/v2/... paths. The routers
  * match routes without case but their middleware (a JSON API's error body, its body parser) with it, so
  * `/API/V2/...` reached a route without them; it is 404 here. A router none of whose routes can match
  * would only have called `next()`: routers and their 405s (which look at the routes matched by path,
@@ -29,34 +49,63 @@ interface PrefixNode {
  * are seen: the table is rebuilt when the routers' route count changes.
  */
 export function routersByPath(routers: readonly Router[]): Middleware {
-  let built: { size: number; root: PrefixNode } | undefined;
+  let built: Dispatch | undefined;
   const routeCount = () => routers.reduce((sum, router) => sum + router.stack.length, 0);
 
   return function dispatchByPath(ctx, next) {
     const size = routeCount();
-    if (built?.size !== size) built = { size, root: prefixTree(routers) };
-    const path = (ctx as { newRouterPath?: string }).newRouterPath || ctx.path;
-    let node = built.root;
-    const reached = [node];
-    let start = 1;
-    while (start <= path.length) {
-      const end = path.indexOf('/', start);
-      const segment = path.slice(start, end === -1 ? undefined : end);
-      const child = node.children.get(segment);
-      if (!child) break;
-      node = child;
-      reached.push(node);
-      if (end === -1) break;
-      start = end + 1;
+    if (built?.size !== size) {
+      built = { size, root: prefixTree(routers), chainOfRouters: new Map(), chainOfPath: new Map() };
     }
-    node.chain ??= chainOf(routers, reached);
-    const answered = node.chain(ctx, next);
+    const path = (ctx as { newRouterPath?: string }).newRouterPath || ctx.path;
+    let chain = built.chainOfPath.get(path);
+    if (!chain) {
+      const indexes = routersOnTheWay(built.root, path);
+      const key = indexes.join(',');
+      chain = built.chainOfRouters.get(key);
+      if (!chain) {
+        chain = chainOf(routers, indexes);
+        built.chainOfRouters.set(key, chain);
+      }
+      // The same paths come again and again. Bounded in number and length: random or long ones cost a
+      // walk each, and no memory.
+      if (path.length <= maxRememberedPathLength) {
+        if (built.chainOfPath.size >= maxPathsRemembered) built.chainOfPath.clear();
+        built.chainOfPath.set(path, chain);
+      }
+    }
+    const answered = chain(ctx, next);
     // Only a method no router implements is answered 501: the others pay for no extra step.
     if (routerMethods.has(ctx.method)) return answered;
     return answered.then(() => {
       if (ctx.status === 501) throw methodNoRouteHas(ctx, routers, path);
     });
   };
+}
+
+/**
+ * The routers of every node a prefix of the path's segments leads to, by a literal segment or through
+ * a whole-parameter one, in their order. The set of routers is finite, so are the chains kept per set.
+ */
+function routersOnTheWay(root: PrefixNode, path: string): number[] {
+  const found = new Set<number>(root.routers);
+  let frontier = [root];
+  let start = 1;
+  while (frontier.length > 0 && start <= path.length) {
+    const end = path.indexOf('/', start);
+    const segment = path.slice(start, end === -1 ? undefined : end);
+    const next: PrefixNode[] = [];
+    for (const node of frontier) {
+      const literal = node.children.get(segment);
+      if (literal) next.push(literal);
+      if (node.anySegment && segment !== '') next.push(node.anySegment);
+    }
+    for (const node of next) for (const index of node.routers) found.add(index);
+    frontier = next;
+    if (end === -1) break;
+    start = end + 1;
+  }
+  return [...found].sort((a, b) => a - b);
 }
 
 /** The methods @koa/router implements (its `methods` option's default). */
@@ -84,7 +133,12 @@ function prefixTree(routers: readonly Router[]): PrefixNode {
     for (const layer of router.stack) {
       if (layer.methods.length === 0) continue; // middleware: runs only when a route of its router matched
       let node = root;
-      for (const segment of literalLeadingSegments(layer.path)) {
+      for (const segment of leadingSegments(layer.path)) {
+        if (segment === anySegment) {
+          node.anySegment ??= { children: new Map(), routers: new Set() };
+          node = node.anySegment;
+          continue;
+        }
         let child = node.children.get(segment);
         if (!child) {
           child = { children: new Map(), routers: new Set() };
@@ -98,20 +152,26 @@ function prefixTree(routers: readonly Router[]): PrefixNode {
   return root;
 }
 
-/** `/api/v2/platform/:entity` → api, v2, platform; a pattern not written as a string: none. */
-function literalLeadingSegments(path: unknown): string[] {
+/**
+ * `/api/v2/platform/:entity` → api, v2, platform, any; `/:lang/auth` → any, auth. Up to the first
+ * segment holding other pattern syntax; a pattern not written as a string: none.
+ */
+function leadingSegments(path: unknown): (string | typeof anySegment)[] {
   if (typeof path !== 'string') return [];
-  const segments: string[] = [];
+  const segments: (string | typeof anySegment)[] = [];
   for (const segment of path.split('/').slice(1)) {
+    if (wholeParameter.test(segment)) {
+      segments.push(anySegment);
+      continue;
+    }
     if (segment === '' || patternSyntax.test(segment)) break;
     segments.push(segment);
   }
   return segments;
 }
 
-/** The routers met on the way to a node, in their order, each as routes() then allowedMethods(). */
-function chainOf(routers: readonly Router[], reached: PrefixNode[]): Middleware {
-  const indexes = [...new Set(reached.flatMap((node) => [...node.routers]))].sort((a, b) => a - b);
+/** The routers, in their order, each as routes() then allowedMethods(). */
+function chainOf(routers: readonly Router[], indexes: readonly number[]): Middleware {
   return compose(
     indexes.flatMap((index) => [routers[index]!.routes(), routers[index]!.allowedMethods()]),
   ) as Middleware;
