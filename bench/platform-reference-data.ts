@@ -1,6 +1,6 @@
 // Benchmark: GET /api/v2/platform/reference/subjects with 1,000 subjects on PostgreSQL (DATABASE_URL),
 // the service in a child process, autocannon here. npm run bench:platform
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -10,6 +10,7 @@ import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { freePort } from '../test/support/free-port.js';
 import { atLeast, formatNumber, median, reportRatios } from './support/floor-ratios.js';
+import { startScript } from './support/production-service.js';
 
 const databaseUrl = process.env.DATABASE_URL;
 if (!databaseUrl) {
@@ -47,17 +48,19 @@ try {
   await database.close();
 
   const port = await freePort();
+  // The service as it runs in production: compiled, with npm start's flags and environment.
+  execFileSync('npm', ['run', '-s', 'build'], { stdio: 'inherit' });
+  const start = startScript();
   server = spawn(
     process.execPath,
     [
+      ...start.nodeFlags,
       // e.g. BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the server
       ...(process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
-      '--import',
-      'tsx',
-      fileURLToPath(new URL('./platform-bench-server.ts', import.meta.url)),
+      fileURLToPath(new URL('../dist/bench/platform-bench-server.js', import.meta.url)),
     ],
     {
-      env: { ...process.env, DATABASE_URL: url.toString(), PORT: String(port) },
+      env: { ...process.env, ...start.environment, DATABASE_URL: url.toString(), PORT: String(port) },
       stdio: ['ignore', 'pipe', 'inherit'],
     },
   );
