@@ -47,8 +47,8 @@ function clientIp(ctx: Context): string {
  * address, one client with one IPv6 network has 2^64 shares of every per-address bound.
  */
 export function addressBlock(ip: string): string {
-  // Node's own check first: it is every request's, and most addresses are IPv4.
-  if (!net.isIPv6(ip)) return ip;
+  // Every request's: the short IPv4 pattern first (most addresses), then Node's long IPv6 one.
+  if (net.isIPv4(ip) || !net.isIPv6(ip)) return ip;
   const address = ipaddr.IPv6.parse(ip);
   if (address.isIPv4MappedAddress()) return address.toIPv4Address().toString();
   return `${address.parts

@@ -122,6 +122,34 @@ describe('reading', () => {
     expect(((await response.json()) as { items: unknown[] }).items).toHaveLength(5);
   });
 
+  it.each([
+    ['gzip', 'gzip'],
+    ['gzip;q=0, identity', null],
+    ['br, gzip;q=0.5', 'gzip'],
+    ['*', 'gzip'],
+    ['identity;q=0, gzip;q=0.1', 'gzip'],
+  ])('negotiates Accept-Encoding: %s, the same each time', async (acceptEncoding, expected) => {
+    for (let index = 0; index < 2; index++) {
+      const response = await fetch(svc.url('/api/v2/platform/reference/levels'), {
+        headers: { authorization: `Bearer ${reader}`, 'accept-encoding': acceptEncoding },
+      });
+      expect(response.headers.get('content-encoding')).toBe(expected);
+      expect(((await response.json()) as { items: unknown[] }).items).toHaveLength(5);
+    }
+  });
+
+  it('takes a remembered token only in the header form it had: "Bearer <token>"', async () => {
+    const read = (authorization: string) =>
+      fetch(svc.url('/api/v2/platform/reference/levels'), { headers: { authorization } });
+    expect((await read(`Bearer ${reader}`)).status).toBe(200);
+    expect((await read(`bearer ${reader}`)).status).toBe(200);
+    for (const malformed of [`Bearer  ${reader}`, `BearerX${reader}`, `Basic ${reader}`]) {
+      const response = await read(malformed);
+      expect(response.status).toBe(401);
+      expect(response.headers.get('www-authenticate')).toContain('error="invalid_request"');
+    }
+  });
+
   it('reads the database for Cache-Control: no-cache, once for a burst of such requests', async () => {
     const { db } = svc.service;
     const noCache = () =>

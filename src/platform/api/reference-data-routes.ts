@@ -55,6 +55,27 @@ const usageSchema = z
   })
   .meta({ id: 'ReferenceUsage' });
 
+/** Accept-Encoding values seen lately and whether each prefers gzip (one per kind of client). */
+const gzipPreferred = new Map<string, boolean>();
+
+/**
+ * Whether the request's Accept-Encoding prefers gzip to the uncompressed list, as Koa's negotiation
+ * tells it (q-values, `*`, `identity;q=0`). Remembered per header value: clients repeat theirs, and the
+ * negotiation parses it on every request otherwise.
+ */
+function prefersGzip(ctx: Context): boolean {
+  const header = ctx.get('accept-encoding');
+  let preferred = gzipPreferred.get(header);
+  if (preferred === undefined) {
+    preferred = ctx.acceptsEncodings('gzip', 'identity') === 'gzip';
+    if (header.length <= 256) {
+      if (gzipPreferred.size >= 64) gzipPreferred.clear();
+      gzipPreferred.set(header, preferred);
+    }
+  }
+  return preferred;
+}
+
 /** /reference/<entity>: the lists (cached, ETag), create, change, delete, and the usage registry. */
 export function referenceDataRoutes(deps: ReferenceDataRoutesDeps) {
   return (api: DocumentedRouter): void => {
@@ -127,7 +148,7 @@ function addEntityRoutes(api: DocumentedRouter, definition: EntityDefinition, de
         return;
       }
       ctx.type = 'application/json; charset=utf-8';
-      if (ctx.acceptsEncodings('gzip', 'identity') === 'gzip') {
+      if (prefersGzip(ctx)) {
         ctx.set('Content-Encoding', 'gzip');
         ctx.body = list.gzipped;
       } else {
