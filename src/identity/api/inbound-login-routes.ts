@@ -7,6 +7,7 @@ import { requestInfo } from '../../http/request-info.js';
 import { completeSignIn, InactiveUserError } from '../sessions/complete-sign-in.js';
 import { readDeviceCookie, setDeviceCookie } from '../sessions/device-bindings.js';
 import { redeemInboundLoginToken } from '../sessions/inbound-login-tokens.js';
+import { holdUnrevokedSession } from '../sessions/sessions.js';
 import type { MainAuthSigning } from '../sessions/main-auth-tokens.js';
 import { setRefreshCookie } from '../sessions/refresh-cookie.js';
 import type { IdentityRoutes } from './identity-api.js';
@@ -78,6 +79,15 @@ export function inboundLoginRoutes(deps: {
         const tokens = await db.transaction(async (trx) => {
           const redeemed = await redeemInboundLoginToken(trx, body.loginToken, now);
           if (!redeemed) return undefined;
+          // The session the token's grant was made from has ended: the token is used up, no session.
+          // Held until this commits, so a revocation racing it ends the new session too (sessions.ts).
+          const { startedBySessionId } = redeemed;
+          if (
+            startedBySessionId !== undefined &&
+            !(await holdUnrevokedSession(trx, redeemed.userId, startedBySessionId))
+          ) {
+            return undefined;
+          }
           try {
             return await completeSignIn(
               trx,
@@ -90,6 +100,7 @@ export function inboundLoginRoutes(deps: {
                 deviceCookie,
                 // The original sign-in's time: inbound SSO is no fresh authentication.
                 authenticatedAt: redeemed.authTime,
+                startedBySessionId,
               },
               now,
             );

@@ -42,7 +42,10 @@ export async function completeSignIn(
     deviceCookie: string | undefined;
     /** When the user authenticated, if not now (inbound SSO: the original sign-in). */
     authenticatedAt?: Date | undefined;
-    /** The session that vouched for this sign-in (a QR approval): the new one ends with it. */
+    /**
+     * The session that vouched for this sign-in (a QR approval, or the one an inbound login's grant was
+     * made from): the new one ends with it.
+     */
     startedBySessionId?: string | undefined;
   },
   now: Date,

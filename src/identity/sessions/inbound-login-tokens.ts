@@ -7,10 +7,12 @@ export const inboundLoginTokenLifetimeSeconds = 60;
 /**
  * A new one-time login token (256 random bits) for a user, handed out to one client. `authTime` is when
  * the user last authenticated (the access token's auth_time): the session it starts keeps it.
+ * `startedBySessionId` is the main-auth session the access token's grant was made from (a one-time SSO
+ * code it asked for, a browser its QR approval signed in): the session the token starts ends with it.
  */
 export async function storeInboundLoginToken(
   db: Queryable,
-  grant: { userId: string; clientId: string; authTime: Date },
+  grant: { userId: string; clientId: string; authTime: Date; startedBySessionId?: string | undefined },
   now: Date,
 ): Promise<{ token: string; expiresAt: Date }> {
   const token = randomSecret(32);
@@ -20,6 +22,7 @@ export async function storeInboundLoginToken(
     user_id: grant.userId,
     client_id: grant.clientId,
     auth_time: grant.authTime,
+    started_by_session_id: grant.startedBySessionId ?? null,
     expires_at: expiresAt,
     created_at: now,
   });
@@ -37,7 +40,9 @@ export async function redeemInboundLoginToken(
   db: Queryable,
   token: string,
   now: Date,
-): Promise<{ userId: string; clientId: string; authTime: Date } | undefined> {
+): Promise<
+  { userId: string; clientId: string; authTime: Date; startedBySessionId: string | undefined } | undefined
+> {
   // A token made before auth_time was recorded is refused: its session would pass for a fresh sign-in.
   const result = await db.raw(
     `update inbound_login_tokens set used_at = cast(? as timestamptz)
@@ -46,9 +51,23 @@ export async function redeemInboundLoginToken(
        and exists (select 1 from oauth_clients where oauth_clients.client_id = inbound_login_tokens.client_id
                    and oauth_clients.is_active and oauth_clients.first_party
                    and 'roles' = any(oauth_clients.allowed_scopes))
-     returning user_id, client_id, auth_time`,
+     returning user_id, client_id, auth_time, started_by_session_id`,
     [now, sha256(token), now],
   );
-  const row = (result.rows as { user_id: string; client_id: string; auth_time: Date }[])[0];
-  return row ? { userId: row.user_id, clientId: row.client_id, authTime: row.auth_time } : undefined;
+  const row = (
+    result.rows as {
+      user_id: string;
+      client_id: string;
+      auth_time: Date;
+      started_by_session_id: string | null;
+    }[]
+  )[0];
+  return row
+    ? {
+        userId: row.user_id,
+        clientId: row.client_id,
+        authTime: row.auth_time,
+        startedBySessionId: row.started_by_session_id ?? undefined,
+      }
+    : undefined;
 }

@@ -11,6 +11,7 @@ import { confirmStanding, verifySignedToken, type TokenVerification } from '../.
 import { authenticateClientWithBasic } from '../client-authentication.js';
 import { isFirstParty } from '../client-metadata.js';
 import { OAuthError } from '../oauth-error.js';
+import { sessionThatStartedGrant } from '../models/session-started-grants.js';
 import {
   inboundLoginTokenLifetimeSeconds,
   storeInboundLoginToken,
@@ -50,6 +51,7 @@ export function ssoInboundRoutes(deps: {
     const body = inboundRequest.parse(ctx.request.body ?? {});
     let userId: string;
     let authTime: Date;
+    let grantId: string | undefined;
     try {
       const principal = await confirmStanding(
         await verifySignedToken(body.access_token, deps.tokenVerification, ['oauth-user']),
@@ -78,6 +80,7 @@ export function ssoInboundRoutes(deps: {
       }
       userId = principal.userId;
       authTime = new Date(principal.authTime * 1000);
+      grantId = principal.grantId;
     } catch (error) {
       if (error instanceof InvalidAccessTokenError) {
         throw new ApiError(400, 'invalid_token', 'The access token is not a live user token of this client.');
@@ -85,9 +88,14 @@ export function ssoInboundRoutes(deps: {
       throw error;
     }
     const now = deps.clock.now();
+    // A grant made from a main-auth session (a one-time SSO code it asked for, a browser its QR approval
+    // signed in) ends with that session, and so must the session this token starts: a thief with a
+    // copied access token could otherwise trade it, through the application and its inbound SSO, for a
+    // session that outlives the owner's logout or revocation of the copied one.
+    const startedBySessionId = grantId ? await sessionThatStartedGrant(deps.db, grantId) : undefined;
     const { token } = await storeInboundLoginToken(
       deps.db,
-      { userId, clientId: client.clientId, authTime },
+      { userId, clientId: client.clientId, authTime, startedBySessionId },
       now,
     );
     ctx.status = 201;

@@ -46,3 +46,28 @@ export async function revokeGrantsStartedBy(
     now,
   );
 }
+
+/**
+ * The main-auth session a grant was made from, if any: the one that asked for the one-time SSO code it
+ * was exchanged for, or the one whose QR approval signed in the browser (engine session) that issued it
+ * (engine_session_starters). Ending that session revokes the grant; whatever the grant's tokens are
+ * traded for (an inbound login, docs/inbound-sso.md) must end with it too.
+ */
+export async function sessionThatStartedGrant(db: Queryable, grantId: string): Promise<string | undefined> {
+  const byCode: { started_by_session_id: string } | undefined = await db('session_started_grants')
+    .where({ grant_id: grantId })
+    .first('started_by_session_id');
+  if (byCode) return byCode.started_by_session_id;
+  // Driven by the starters (QR-approved browsers only, few), each probing the grants by its primary key
+  // (session_uid, grant_id): engine_session_grants has no index on grant_id alone.
+  const byBrowser: { started_by_session_id: string } | undefined = await db('engine_session_starters as s')
+    .whereExists((grants) =>
+      grants
+        .select(db.raw('1'))
+        .from('engine_session_grants as g')
+        .whereRaw('g.session_uid = s.session_uid')
+        .where('g.grant_id', grantId),
+    )
+    .first('s.started_by_session_id');
+  return byBrowser?.started_by_session_id;
+}
