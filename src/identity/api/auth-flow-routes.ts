@@ -184,7 +184,10 @@ export function authFlowRoutes(deps: AuthFlowRouteDependencies): IdentityRoutes 
             schema: z.union([flowInProgress, flowCompleted]),
           },
           ...errors,
-          401: { description: 'Credentials or code not right' },
+          401: {
+            description:
+              'Credentials or code not right, or account_mismatch: a later step named another account than the one a step proved',
+          },
           409: { description: 'Not the step the flow expects now (details.expectedSteps)' },
           410: { description: 'Flow session unknown, expired or already used: start again' },
         },

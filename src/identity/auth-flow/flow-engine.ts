@@ -100,6 +100,13 @@ const flowSessionInvalid = () =>
     'This sign-in attempt has expired or was already used. Start again.',
   );
 
+const accountMismatch = () =>
+  new ApiError(
+    401,
+    'account_mismatch',
+    'This sign-in already proved who you are: it can’t go on as another account. Start again.',
+  );
+
 /**
  * Runs login and registration flows as data: a funnel of step ids, each step from the registry, the
  * state between steps in a server-side flow session whose id is single-use. The OIDC login interaction
@@ -239,6 +246,17 @@ export class AuthFlowEngine {
       const step = this.steps.get(stepId, session.flow)!;
       const input = step.input.parse(inputs[stepId] ?? {});
       const result = await step.run(this.#context(state, request), input);
+      // A proof is of the account it proved: once a step proved who signs in, no later step (an
+      // identifying one placed after a provider or a QR approval) may turn the flow to someone else,
+      // or the rest of that person's funnel would finish on the first account's proof.
+      if (
+        'userId' in result &&
+        authMethods.length > 0 &&
+        state.userId !== undefined &&
+        result.userId !== state.userId
+      ) {
+        throw accountMismatch();
+      }
       if (result.authMethod && !authMethods.includes(result.authMethod)) authMethods.push(result.authMethod);
       state.tempData = { ...state.tempData, ...result.tempData, authMethods };
       // Only a step that proves who the person is dates the sign-in: a forced setup (mfa-setup) after a
