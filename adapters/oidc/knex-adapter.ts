@@ -21,6 +21,7 @@ import { recordEngineSessionStarter } from '../../src/oidc/models/engine-session
 import { findClient } from '../../src/oidc/models/oauth-client.js';
 import { revokeGrants } from '../../src/oidc/models/grant-revocation.js';
 import { recordRevokedGrants } from '../../src/oidc/models/revoked-grant.js';
+import { endSessionsFromGrants } from '../../src/identity/sessions/sessions.js';
 import { clientMetadata } from '../../src/oidc/client-metadata.js';
 import {
   isRefreshTokenGrant,
@@ -562,6 +563,12 @@ class AccessTokenAdapter extends PayloadAdapter {
   }
 
   override async revokeByGrantId(grantId: string): Promise<void> {
-    await recordRevokedGrants(this.db, [grantId], this.clock.now());
+    const now = this.clock.now();
+    // The main-auth sessions inbound SSO started from the grant's access tokens end with it (sessions
+    // first: endSessionsFromGrants).
+    await this.db.transaction(async (trx) => {
+      await endSessionsFromGrants(trx, [grantId], now);
+      await recordRevokedGrants(trx, [grantId], now);
+    });
   }
 }

@@ -6,8 +6,9 @@ import { RateLimitExceeded, type RateLimitRule, type RateLimits } from '../../ht
 import { requestInfo } from '../../http/request-info.js';
 import { completeSignIn, InactiveUserError } from '../sessions/complete-sign-in.js';
 import { readDeviceCookie, setDeviceCookie } from '../sessions/device-bindings.js';
-import { redeemInboundLoginToken } from '../sessions/inbound-login-tokens.js';
+import { inboundLoginTokenStarter, redeemInboundLoginToken } from '../sessions/inbound-login-tokens.js';
 import { holdUnrevokedSession } from '../sessions/sessions.js';
+import { isGrantRecordedRevoked } from '../../oidc/models/revoked-grant.js';
 import type { MainAuthSigning } from '../sessions/main-auth-tokens.js';
 import { setRefreshCookie } from '../sessions/refresh-cookie.js';
 import type { IdentityRoutes } from './identity-api.js';
@@ -77,15 +78,20 @@ export function inboundLoginRoutes(deps: {
         const deviceCookie = readDeviceCookie(ctx);
         const now = clock.now();
         const tokens = await db.transaction(async (trx) => {
+          // The session the token's grant was made from is held until this commits, so a revocation
+          // racing it ends the new session too (sessions.ts); held before the token is used, in the
+          // order of every revocation (sessions, then tokens: endSessionsFromGrants).
+          const starter = await inboundLoginTokenStarter(trx, body.loginToken);
+          const starterLive =
+            starter?.startedBySessionId === undefined ||
+            (await holdUnrevokedSession(trx, starter.userId, starter.startedBySessionId));
           const redeemed = await redeemInboundLoginToken(trx, body.loginToken, now);
           if (!redeemed) return undefined;
-          // The session the token's grant was made from has ended: the token is used up, no session.
-          // Held until this commits, so a revocation racing it ends the new session too (sessions.ts).
-          const { startedBySessionId } = redeemed;
-          if (
-            startedBySessionId !== undefined &&
-            !(await holdUnrevokedSession(trx, redeemed.userId, startedBySessionId))
-          ) {
+          // That session has ended, or the grant was revoked (the user ended that sign-in to the
+          // application, withdrew its consent...): the token is used up, no session. A revocation
+          // racing this waited for the token and ends the new session (endSessionsFromGrants).
+          const { startedBySessionId, grantId } = redeemed;
+          if (!starterLive || (grantId !== undefined && (await isGrantRecordedRevoked(trx, grantId, now)))) {
             return undefined;
           }
           try {
@@ -101,6 +107,7 @@ export function inboundLoginRoutes(deps: {
                 // The original sign-in's time: inbound SSO is no fresh authentication.
                 authenticatedAt: redeemed.authTime,
                 startedBySessionId,
+                fromGrantId: grantId,
               },
               now,
             );

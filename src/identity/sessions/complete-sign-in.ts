@@ -47,6 +47,8 @@ export async function completeSignIn(
      * made from): the new one ends with it.
      */
     startedBySessionId?: string | undefined;
+    /** The grant an inbound login's access token came from: revoking it ends the new session. */
+    fromGrantId?: string | undefined;
   },
   now: Date,
 ): Promise<CompletedSignIn> {

@@ -86,6 +86,11 @@ export interface NewSession {
   authenticatedAt?: Date | undefined;
   /** The session that vouched for this one (a QR approval): ending it ends this one (revokeSessionsWhere). */
   startedBySessionId?: string | undefined;
+  /**
+   * The grant whose access token an inbound login was made from: revoking it ends this session
+   * (endSessionsFromGrants).
+   */
+  fromGrantId?: string | undefined;
 }
 
 /**
@@ -115,7 +120,11 @@ export function sessionInsert(
     is_revoked: false,
     created_at: now,
   };
-  const insert = db('sessions').insert({ ...row, started_by_session_id: session.startedBySessionId ?? null });
+  const insert = db('sessions').insert({
+    ...row,
+    started_by_session_id: session.startedBySessionId ?? null,
+    from_grant_id: session.fromGrantId ?? null,
+  });
   return { insert, session: fromRow(row) };
 }
 
@@ -225,19 +234,28 @@ export async function holdUnrevokedSession(
  */
 async function revokeSessionsWhere(
   db: Queryable,
-  where: {
-    userId: string;
-    sessionId?: string;
-    exceptSessionId?: string | undefined;
-    deviceBindingId?: string;
-  },
+  where:
+    | {
+        userId: string;
+        sessionId?: string;
+        exceptSessionId?: string | undefined;
+        deviceBindingId?: string;
+      }
+    | { fromGrantIds: readonly string[] },
   reason: string,
   now: Date,
 ): Promise<string[]> {
-  let query = db('sessions').where({ user_id: where.userId, is_revoked: false });
-  if (where.sessionId !== undefined) query = query.where({ id: where.sessionId });
-  if (where.exceptSessionId !== undefined) query = query.whereNot({ id: where.exceptSessionId });
-  if (where.deviceBindingId !== undefined) query = query.where({ device_binding_id: where.deviceBindingId });
+  let query = db('sessions').where({ is_revoked: false });
+  if ('fromGrantIds' in where) {
+    query = query.whereIn('from_grant_id', where.fromGrantIds);
+  } else {
+    query = query.where({ user_id: where.userId });
+    if (where.sessionId !== undefined) query = query.where({ id: where.sessionId });
+    if (where.exceptSessionId !== undefined) query = query.whereNot({ id: where.exceptSessionId });
+    if (where.deviceBindingId !== undefined) {
+      query = query.where({ device_binding_id: where.deviceBindingId });
+    }
+  }
   const rows: { id: string }[] = await query.update(
     { is_revoked: true, revoked_at: now, revoked_reason: reason.slice(0, 100) },
     ['id'],
@@ -266,6 +284,36 @@ async function revokeSessionsWhere(
     await revokeGrantsStartedBy(db, ids, now);
   }
   return ids;
+}
+
+/**
+ * Ends what inbound SSO (docs/inbound-sso.md) made from these grants' access tokens: the main-auth
+ * sessions it started (sessions.from_grant_id, with everything revokeSessionsWhere ends with them) and
+ * its login tokens not yet used, which expire. Revoking a grant (ending that sign-in to applications, a
+ * consent withdrawn, a reused refresh token) must end them too: a thief who copied the application's
+ * access token would otherwise keep a session of their own for 30 days. Run it in the transaction that
+ * revokes the grants, before anything else there is locked (revokeGrants, endBrowserSignInOf), in the
+ * order of every revocation here: sessions, then tokens. A redemption racing it holds its token until
+ * it commits: the token step waits for it, and the sessions it started are ended in a second look (only
+ * those; a redemption after this commits finds the token expired, or the grant revoked). Answers the
+ * sessions ended.
+ */
+export async function endSessionsFromGrants(
+  db: Queryable,
+  grantIds: readonly string[],
+  now: Date,
+): Promise<string[]> {
+  const unique = [...new Set(grantIds.filter(Boolean))];
+  if (unique.length === 0) return [];
+  const ended = await revokeSessionsWhere(db, { fromGrantIds: unique }, 'grant_revoked', now);
+  await db('inbound_login_tokens')
+    .whereIn('grant_id', unique)
+    .whereNull('used_at')
+    .where('expires_at', '>', now)
+    .update({ expires_at: now });
+  // A redemption that held one of these tokens when the step above looked has committed by now.
+  const late = await revokeSessionsWhere(db, { fromGrantIds: unique }, 'grant_revoked', now);
+  return [...ended, ...late];
 }
 
 /**

@@ -28,6 +28,8 @@ export interface SignIn {
   authenticatedAt?: Date | undefined;
   /** The session that vouched for this sign-in (a QR approval): the new one ends with it. */
   startedBySessionId?: string | undefined;
+  /** The grant an inbound login's access token came from: revoking it ends the new session. */
+  fromGrantId?: string | undefined;
 }
 
 /**
@@ -54,6 +56,7 @@ export async function startSession(
       authMethod: signIn.authMethods.join('+') || 'unknown',
       authenticatedAt: signIn.authenticatedAt,
       startedBySessionId: signIn.startedBySessionId,
+      fromGrantId: signIn.fromGrantId,
     },
     now,
   );

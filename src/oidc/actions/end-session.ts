@@ -63,7 +63,10 @@ export function endSessionRoutes(deps: {
     await next();
     const verified = (ctx.state as LogoutState).logoutHint;
     if (verified && ctx.status < 400) {
-      await revokeRefreshTokensOf(deps.db, verified.userId, verified.clientId, deps.clock.now());
+      // In one transaction: the inbound SSO sessions made from these grants end with them, or none does.
+      await deps.db.transaction((trx) =>
+        revokeRefreshTokensOf(trx, verified.userId, verified.clientId, deps.clock.now()),
+      );
     }
   });
   /**
@@ -75,20 +78,24 @@ export function endSessionRoutes(deps: {
   router.post(`${oauthRoutes.end_session}/confirm`, async (ctx, next) => {
     await next();
     const oidc = (ctx as unknown as { oidc?: KoaContextWithOIDC['oidc'] }).oidc;
-    const accountId = oidc?.session?.accountId;
-    if (!oidc?.params?.logout || !accountId || ctx.status >= 400) return;
+    const session = oidc?.session;
+    const accountId = session?.accountId;
+    if (!session || !oidc?.params?.logout || !accountId || ctx.status >= 400) return;
     const now = deps.clock.now();
     // The engine keeps the grants of the session it ended (every authorization persists logout, for
     // offline access): revoked here, so an application's refresh token obtained in this browser dies
     // with the sign-in, as at the service's own logout.
-    await revokeGrantsOfEngineSession(
-      deps.db,
-      accountId,
-      {
-        uid: oidc.session.uid,
-        grantIds: grantIdsNamedBy(oidc.session),
-      },
-      now,
+    // In one transaction, with the inbound SSO sessions made from them (endSessionsFromGrants).
+    await deps.db.transaction((trx) =>
+      revokeGrantsOfEngineSession(
+        trx,
+        accountId,
+        {
+          uid: session.uid,
+          grantIds: grantIdsNamedBy(session),
+        },
+        now,
+      ),
     );
     const device = await findDeviceBinding(deps.db, readDeviceCookie(ctx));
     if (device) {

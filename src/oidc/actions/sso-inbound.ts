@@ -95,7 +95,9 @@ export function ssoInboundRoutes(deps: {
     const startedBySessionId = grantId ? await sessionThatStartedGrant(deps.db, grantId) : undefined;
     const { token } = await storeInboundLoginToken(
       deps.db,
-      { userId, clientId: client.clientId, authTime, startedBySessionId },
+      // And every session it starts ends when the grant is revoked (endSessionsFromGrants): ending that
+      // sign-in to the application must not leave whoever copied its access token a session here.
+      { userId, clientId: client.clientId, authTime, startedBySessionId, grantId },
       now,
     );
     ctx.status = 201;

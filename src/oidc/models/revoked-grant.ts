@@ -41,6 +41,19 @@ export async function recordRevokedGrants(db: Queryable, grantIds: string[], now
   announceGrantsRevoked(unique.map((grantId) => ({ grantId, expiresAt })));
 }
 
+/**
+ * Whether this grant is recorded as revoked (and still remembered): in the caller's transaction, what
+ * a revocation committed before this read. An inbound login made from the grant's access token then
+ * starts no session (inbound-login-routes.ts).
+ */
+export async function isGrantRecordedRevoked(db: Queryable, grantId: string, now: Date): Promise<boolean> {
+  const row: unknown = await db('oauth_revoked_grants')
+    .where({ grant_id: grantId })
+    .where('expires_at', '>', now)
+    .first('grant_id');
+  return row !== undefined;
+}
+
 /** Tells this process's registry that these grants are revoked (another worker's too: worker-notices.ts). */
 export function announceGrantsRevoked(revoked: RevokedGrant[]): void {
   revocations.emit('revoked', revoked);

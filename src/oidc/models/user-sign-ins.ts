@@ -1,6 +1,7 @@
 import type { Queryable } from '../../db/database.js';
 import { grantsNamedEverBy } from './engine-session-grants.js';
-import { endEngineSessions } from './engine-sessions.js';
+import { endSessionsFromGrants } from '../../identity/sessions/sessions.js';
+import { endEngineSessions, grantIdsNamedBy, type EngineSessionPayload } from './engine-sessions.js';
 import { revokeGrants } from './grant-revocation.js';
 import { recordRevokedGrants } from './revoked-grant.js';
 
@@ -58,6 +59,23 @@ export async function endBrowserSignInOf(
   engineSessionId: string,
   now: Date,
 ): Promise<boolean> {
+  // Sessions first (endSessionsFromGrants, sessions.ts): the main-auth sessions inbound SSO started from
+  // this sign-in's grants end before the engine session is locked, as a revocation of the session that
+  // vouched for this browser (a QR approval) locks them before it. Read here, ended below.
+  const live: { uid: string | null; payload: EngineSessionPayload } | undefined = await db('oidc_payloads')
+    .where({ model: 'Session', id: engineSessionId, account_id: userId })
+    .whereNull('ended_at')
+    .first('uid', 'payload');
+  if (live) {
+    await endSessionsFromGrants(
+      db,
+      await grantsOfEngineSession(db, userId, {
+        uid: live.uid ?? undefined,
+        grantIds: grantIdsNamedBy(live.payload),
+      }),
+      now,
+    );
+  }
   const [session] = await endEngineSessions(db, { id: engineSessionId, account_id: userId }, now);
   if (!session) return false;
   await revokeGrantsOfEngineSession(db, userId, session, now);
@@ -77,22 +95,24 @@ export async function revokeGrantsOfEngineSession(
   session: { uid?: string | undefined; grantIds: readonly string[] },
   now: Date,
 ): Promise<void> {
-  if (!session.uid) {
-    await revokeGrants(db, [...session.grantIds], now);
-    return;
-  }
+  await revokeGrants(db, await grantsOfEngineSession(db, userId, session), now);
+}
+
+/** The grants issued in one engine session of the user (revokeGrantsOfEngineSession). */
+async function grantsOfEngineSession(
+  db: Queryable,
+  userId: string,
+  session: { uid?: string | undefined; grantIds: readonly string[] },
+): Promise<string[]> {
+  if (!session.uid) return [...session.grantIds];
   const refreshedHere: { token_family_id: string }[] = await db('oauth_refresh_tokens')
     .where({ user_id: userId })
     .whereNull('revoked_at')
     .whereRaw(`payload->>'sessionUid' = ?`, [session.uid])
     .distinct('token_family_id');
-  await revokeGrants(
-    db,
-    [
-      ...session.grantIds,
-      ...(await grantsNamedEverBy(db, session.uid)),
-      ...refreshedHere.map((token) => token.token_family_id),
-    ],
-    now,
-  );
+  return [
+    ...session.grantIds,
+    ...(await grantsNamedEverBy(db, session.uid)),
+    ...refreshedHere.map((token) => token.token_family_id),
+  ];
 }
