@@ -16,7 +16,7 @@ export function singleLogoutPath(lang: string): string {
  * form, send the browser to /:lang/auth/single-logout. The form's one-time xsrf value travels in the
  * URL fragment, which never reaches a server log or a Referer header; the page's script posts it to
  * /oauth/end_session/confirm by itself (a spinner meanwhile), or after a click when the request came
- * without an id_token_hint.
+ * without an id_token_hint of the account signed in to this browser.
  */
 export async function logoutSource(ctx: KoaContextWithOIDC, form: string): Promise<void> {
   const xsrf = /name="xsrf" value="([^"]+)"/.exec(form)?.[1];
@@ -25,7 +25,11 @@ export async function logoutSource(ctx: KoaContextWithOIDC, form: string): Promi
   const lang = pageLanguage(ctx as never, {
     uiLocales: typeof uiLocales === 'string' ? uiLocales : undefined,
   });
-  const confirm = !(ctx.state as LogoutState).logoutHint;
+  // Only an ID token of the person signed in here skips the question (RP-Initiated Logout 1.0 §2: the
+  // OP MUST ask when it "does not belong to the current OP session"): anyone holds an ID token of
+  // their own account, and a link with it would otherwise sign whoever opens it out of everything.
+  const hint = (ctx.state as LogoutState).logoutHint;
+  const confirm = hint === undefined || hint.userId !== ctx.oidc.session?.accountId;
   const fragment = new URLSearchParams({ xsrf, ...(confirm ? { confirm: '1' } : {}) });
   // Without script the fragment is out of reach: the page's no-script form reads the value from this
   // short-lived cookie instead (httpOnly, this browser only), so the logout finishes with a click.
