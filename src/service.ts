@@ -24,6 +24,7 @@ import { routersByPath } from './http/routers-by-path.js';
 import { servedUnder } from './http/served-under.js';
 import { RateLimits } from './http/rate-limit.js';
 import { securityHeaders } from './http/security-headers.js';
+import { secureCookies } from './http/secure-cookies.js';
 import { identityApiPrefix } from './identity/api/identity-api.js';
 import type { AuthFlowEngine } from './identity/auth-flow/flow-engine.js';
 import type { StepRegistry } from './identity/auth-flow/step-registry.js';
@@ -266,6 +267,8 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
       inFlight: new RequestsInFlight(settings.requestsInFlight, logger, clock),
     }),
   );
+  // An https issuer's cookies are Secure even when TLS ended in front (secure-cookies.ts).
+  if (new URL(config.issuer).protocol === 'https:') own.use(secureCookies);
   // Before anything else of the OAuth endpoints (our own introspection included).
   own.use(oidc.clientRateLimiting(rateLimits));
   // The engine last: everything our routes do not answer (authorize, token, revocation, discovery...).

@@ -27,7 +27,6 @@ export const finishedSignIns = {
       signed: true,
       httpOnly: true,
       sameSite: 'lax',
-      secure: ctx.protocol === 'https',
       overwrite: true,
       path: publicPath(ctx, '/'),
       maxAge: lifetimeMs,

@@ -21,7 +21,6 @@ export const flowBrowser = {
       ctx.cookies.set(cookieName, value, {
         httpOnly: true,
         sameSite: 'lax',
-        secure: ctx.protocol === 'https',
         overwrite: true,
         path: publicPath(ctx, '/'),
       });

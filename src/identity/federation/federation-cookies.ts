@@ -70,7 +70,6 @@ function write(ctx: Context, name: string, path: string, value: string | null, m
     signed: true,
     httpOnly: true,
     sameSite: 'lax',
-    secure: ctx.protocol === 'https',
     overwrite: true,
     path: publicPath(ctx, path),
     ...(value === null ? {} : { maxAge: maxAgeMs }),

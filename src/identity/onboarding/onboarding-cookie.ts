@@ -30,7 +30,6 @@ function write(ctx: Context, value: string | null) {
     signed: true,
     httpOnly: true,
     sameSite: 'lax',
-    secure: ctx.protocol === 'https',
     overwrite: true,
     path: publicPath(ctx, '/'),
     ...(value === null ? {} : { maxAge: onboardingLifetimeMs }),
