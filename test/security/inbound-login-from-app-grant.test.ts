@@ -1,5 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requestLoginToken } from '../oidc/support/inbound-login.js';
+import {
+  loginTokenFor as loginTokenOf,
+  refreshWithCookie,
+  signInWithLoginToken,
+} from '../oidc/support/inbound-login.js';
 import { createTestClient, createTestUser } from '../support/fixtures.js';
 import { HttpBrowser } from '../support/http-browser.js';
 import { callIdentityApi, mainAuthTokenFor } from '../support/identity-api-client.js';
@@ -21,7 +25,10 @@ beforeAll(async () => {
 });
 afterAll(() => service?.close());
 
-const identityApi = (path: string) => service.url(`/api/v2/identity${path}`);
+const loginTokenFor = (application: { clientId: string; clientSecret: string }, accessToken: string) =>
+  loginTokenOf(service, application, accessToken);
+const signInWith = (loginToken: string) => signInWithLoginToken(service, loginToken);
+const refresh = (refreshCookie: string) => refreshWithCookie(service, refreshCookie);
 
 /** The user signs in to a new first-party application in a browser of their own (the pages). */
 async function signInToFirstPartyApplication(user: { email?: string | null; password: string }) {
@@ -52,40 +59,6 @@ async function signInAgainElsewhere(
     parameters: { scope: 'openid roles' },
   });
   return tokens.access_token;
-}
-
-/** The application trades its user's access token for an inbound login token (its back end). */
-async function loginTokenFor(application: { clientId: string; clientSecret: string }, accessToken: string) {
-  const issued = await requestLoginToken(service, application, { access_token: accessToken });
-  expect(issued.status).toBe(201);
-  return ((await issued.json()) as { login_token: string }).login_token;
-}
-
-async function signInWith(loginToken: string) {
-  const answer = await fetch(identityApi('/auth/inbound'), {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ loginToken }),
-  });
-  const refreshCookie = answer.headers
-    .getSetCookie()
-    .find((cookie) => cookie.startsWith('service_id_refresh_token='))
-    ?.split(';')[0];
-  const body = (await answer.json()) as { accessToken?: string };
-  return { status: answer.status, refreshCookie, accessToken: body.accessToken };
-}
-
-/** A refresh with the cookie: its status, and the cookie that replaces it (refresh tokens rotate). */
-async function refresh(refreshCookie: string): Promise<{ status: number; refreshCookie: string }> {
-  const answer = await fetch(identityApi('/auth/refresh'), {
-    method: 'POST',
-    headers: { cookie: refreshCookie },
-  });
-  const rotated = answer.headers
-    .getSetCookie()
-    .find((cookie) => cookie.startsWith('service_id_refresh_token='))
-    ?.split(';')[0];
-  return { status: answer.status, refreshCookie: rotated ?? refreshCookie };
 }
 
 /** The status of a call of the identity API with a main-auth access token. */

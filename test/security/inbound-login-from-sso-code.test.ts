@@ -1,7 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replaceFunnel } from '../../src/identity/auth-flow/funnel-steps.js';
 import { IdentityClient } from '../identity/support/identity-client.js';
-import { requestLoginToken } from '../oidc/support/inbound-login.js';
+import {
+  loginTokenFor as loginTokenOf,
+  refreshWithCookie,
+  signInWithLoginToken,
+} from '../oidc/support/inbound-login.js';
 import { exchangeSsoCode, requestSsoCode } from '../oidc/support/sso-code.js';
 import { createTestClient, createTestUser } from '../support/fixtures.js';
 import { HttpBrowser } from '../support/http-browser.js';
@@ -22,6 +26,11 @@ let service: TestService;
 
 const identityApi = (path: string) => service.url(`/api/v2/identity${path}`);
 
+const loginTokenFor = (application: { clientId: string; clientSecret: string }, accessToken: string) =>
+  loginTokenOf(service, application, accessToken);
+const signInWith = (loginToken: string) => signInWithLoginToken(service, loginToken);
+const refresh = (refreshCookie: string) => refreshWithCookie(service, refreshCookie);
+
 /** The service's own application: first-party, confidential, of the code flow, allowed `roles`. */
 async function firstPartyApplication() {
   const { client, clientSecret } = await createTestClient(service.service.db, {
@@ -29,13 +38,6 @@ async function firstPartyApplication() {
     firstParty: true,
   });
   return { clientId: client.clientId, clientSecret: clientSecret! };
-}
-
-/** The application trades its user's access token for an inbound login token (its back end). */
-async function loginTokenFor(application: { clientId: string; clientSecret: string }, accessToken: string) {
-  const issued = await requestLoginToken(service, application, { access_token: accessToken });
-  expect(issued.status).toBe(201);
-  return ((await issued.json()) as { login_token: string }).login_token;
 }
 
 /** With the copied token: a code for the application, exchanged there, and its inbound login token. */
@@ -53,32 +55,6 @@ async function roundTripThroughApplication(
   expect(exchanged.status).toBe(200);
   const { access_token } = (await exchanged.json()) as { access_token: string };
   return loginTokenFor(application, access_token);
-}
-
-async function signInWith(loginToken: string) {
-  const answer = await fetch(identityApi('/auth/inbound'), {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ loginToken }),
-  });
-  const refreshCookie = answer.headers
-    .getSetCookie()
-    .find((cookie) => cookie.startsWith('service_id_refresh_token='))
-    ?.split(';')[0];
-  return { status: answer.status, refreshCookie };
-}
-
-/** A refresh with the cookie: its status, and the cookie that replaces it (refresh tokens rotate). */
-async function refresh(refreshCookie: string): Promise<{ status: number; refreshCookie: string }> {
-  const answer = await fetch(identityApi('/auth/refresh'), {
-    method: 'POST',
-    headers: { cookie: refreshCookie },
-  });
-  const rotated = answer.headers
-    .getSetCookie()
-    .find((cookie) => cookie.startsWith('service_id_refresh_token='))
-    ?.split(';')[0];
-  return { status: answer.status, refreshCookie: rotated ?? refreshCookie };
 }
 
 async function revokeFromOtherSession(userId: string, sessionId: string, user: { id: string }) {

@@ -1,3 +1,4 @@
+import { expect } from 'vitest';
 import { createTestClient, createTestUser } from '../../support/fixtures.js';
 import { HttpBrowser } from '../../support/http-browser.js';
 import { completeAuthorization, discover } from '../../support/relying-party.js';
@@ -46,4 +47,48 @@ export async function requestLoginToken(
     },
     body: JSON.stringify(body),
   });
+}
+
+/** The application trades its user's access token for an inbound login token (its back end). */
+export async function loginTokenFor(
+  service: TestService,
+  application: { clientId: string; clientSecret: string },
+  accessToken: string,
+): Promise<string> {
+  const issued = await requestLoginToken(service, application, { access_token: accessToken });
+  expect(issued.status).toBe(201);
+  return ((await issued.json()) as { login_token: string }).login_token;
+}
+
+const refreshCookieName = 'service_id_refresh_token=';
+
+/** The browser redeems a login token at the identity API: the session's refresh cookie and access token. */
+export async function signInWithLoginToken(service: TestService, loginToken: string) {
+  const answer = await fetch(service.url('/api/v2/identity/auth/inbound'), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ loginToken }),
+  });
+  const refreshCookie = answer.headers
+    .getSetCookie()
+    .find((cookie) => cookie.startsWith(refreshCookieName))
+    ?.split(';')[0];
+  const body = (await answer.json()) as { accessToken?: string };
+  return { status: answer.status, refreshCookie, accessToken: body.accessToken };
+}
+
+/** A refresh with the cookie: its status, and the cookie that replaces it (refresh tokens rotate). */
+export async function refreshWithCookie(
+  service: TestService,
+  refreshCookie: string,
+): Promise<{ status: number; refreshCookie: string }> {
+  const answer = await fetch(service.url('/api/v2/identity/auth/refresh'), {
+    method: 'POST',
+    headers: { cookie: refreshCookie },
+  });
+  const rotated = answer.headers
+    .getSetCookie()
+    .find((cookie) => cookie.startsWith(refreshCookieName))
+    ?.split(';')[0];
+  return { status: answer.status, refreshCookie: rotated ?? refreshCookie };
 }
