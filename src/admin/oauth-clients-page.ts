@@ -59,7 +59,8 @@ export function oauthClientsPageRoutes(messages = Messages.load()): Router {
       t: (id: string, values?: Record<string, string | number>) => t(`admin.${id}`, values),
       clientMessages: JSON.stringify(clientMessages),
       grantTypes,
-      signInUrl: publicPath(ctx, `/${lang}/auth?return_to=${encodeURIComponent(publicPath(ctx, pagePath))}`),
+      // return_to is a path of the service, without the issuer's: the sign-in page adds it (interaction.ts).
+      signInUrl: publicPath(ctx, `/${lang}/auth?return_to=${encodeURIComponent(pagePath)}`),
       languages: messages.languages.map((code) => ({
         code,
         name: messages.format(code, 'common.language.name'),

@@ -91,6 +91,17 @@ describe('an issuer with a path (https://host/idp)', () => {
     });
   });
 
+  it.each(['/en/admin/oauth-clients', '/en/management/dashboards'])(
+    'links %s to the sign-in page with a return_to the sign-in page puts under the path once',
+    async (pagePath) => {
+      const page = await new HttpBrowser(origin).navigate(`${origin}/idp${pagePath}`);
+      const signIn = /href="(\/idp\/en\/auth\?return_to=[^"]+)"/.exec(page.html)?.[1];
+      expect(signIn, 'the sign-in link').toBeDefined();
+      // The sign-in page redirects to publicPath(return_to): a return_to holding /idp would become /idp/idp/...
+      expect(new URL(signIn!.replaceAll('&amp;', '&'), origin).searchParams.get('return_to')).toBe(pagePath);
+    },
+  );
+
   it('serves the platform client given the issuer as its base: reference data under the path', async () => {
     const scope = 'service:platform.reference-data.read';
     const { client, clientSecret } = await createServiceClient(service.service.db, [scope]);

@@ -75,7 +75,8 @@ export function dashboardsPageRoutes(messages = Messages.load()): Router {
       clientMessages: JSON.stringify(clientMessages),
       signInUrl: publicPath(
         ctx,
-        `/${lang}/auth?return_to=${encodeURIComponent(publicPath(ctx, `/${lang}/management/dashboards`))}`,
+        // A path of the service, without the issuer's: the sign-in page adds it (interaction.ts).
+        `/${lang}/auth?return_to=${encodeURIComponent(`/${lang}/management/dashboards`)}`,
       ),
       languages: messages.languages.map((code) => ({
         code,
