@@ -65,6 +65,13 @@ export class RememberingRouter extends Router {
     return Object.assign(dispatch, { router: this }) as unknown as ReturnType<Router['middleware']>;
   }
 
+  /** A new prefix changes every route's pattern: what was remembered no longer holds. */
+  override prefix(prefixPath: string): this {
+    super.prefix(prefixPath);
+    this.#remembered.clear();
+    return this;
+  }
+
   override routes(): ReturnType<Router['middleware']> {
     return this.middleware();
   }

@@ -117,4 +117,21 @@ describe('RememberingRouter', () => {
     expect(await answer(remembering.origin, 'GET', path)).toEqual(await answer(plain.origin, 'GET', path));
     expect(JSON.parse((await answer(remembering.origin, 'GET', path)).body)).toEqual({ history: 'math' });
   });
+
+  it('matches the new patterns once the router is given another prefix', async () => {
+    const router = new RememberingRouter({ prefix: '/old' });
+    router.get('/thing', (ctx) => (ctx.body = 'thing'));
+    const app = new Koa().use(router.routes()).use(router.allowedMethods());
+    const server = http.createServer(app.callback());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      expect((await fetch(`${origin}/old/thing`)).status).toBe(200);
+      router.prefix('/new');
+      expect((await fetch(`${origin}/old/thing`)).status).toBe(404);
+      expect(await (await fetch(`${origin}/new/thing`)).text()).toBe('thing');
+    } finally {
+      server.close();
+    }
+  });
 });
