@@ -117,6 +117,23 @@ describe('POST /oauth/introspect', () => {
     expect((await introspect(caller, { token: tokens.access_token })).body).toEqual({ active: false });
   });
 
+  it('answers inactive for a refresh token whose grant has expired, as the token endpoint refuses it', async () => {
+    const { client, clientSecret, config, tokens } = await userWithTokens(service, 'confidential');
+    const { db } = service.service;
+    const { token_family_id: grantId } = await db('oauth_refresh_tokens')
+      .where({ client_id: client.clientId })
+      .first('token_family_id');
+    // The grant ends before the refresh token's own 30 days (a token rotated late in its grant's life).
+    await db('oidc_payloads')
+      .where({ model: 'Grant', id: grantId })
+      .update({ expires_at: new Date(Date.now() - 1000) });
+    const caller = basic(client.clientId, clientSecret!);
+    expect((await introspect(caller, { token: tokens.refresh_token! })).body).toEqual({ active: false });
+    await expect(oidc.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({
+      error: 'invalid_grant',
+    });
+  });
+
   it('answers inactive once an access token has expired, also one introspected before', async () => {
     const { client, clientSecret, tokens } = await userWithTokens(service, 'confidential');
     const caller = basic(client.clientId, clientSecret!);

@@ -38,6 +38,8 @@ export async function findActiveRefreshToken(
     .where('token.token_hash', sha256(token))
     .whereNull('token.revoked_at')
     .where('token.expires_at', '>', now)
+    // A token outlives its grant when rotated late in the grant's life: the grant's end is the token's.
+    .where((grant) => grant.whereNull('grant.expires_at').orWhere('grant.expires_at', '>', now))
     .first(
       'token.user_id',
       'token.client_id',
