@@ -1,8 +1,7 @@
 import Router, { type Layer, type MatchResult } from '@koa/router';
 import type { Context, Middleware, Next } from 'koa';
 import compose from 'koa-compose';
-
-const maxRememberedPathLength = 256;
+import { RecentAnswers } from './recent-answers.js';
 
 interface Dispatch {
   match: MatchResult;
@@ -36,14 +35,12 @@ type RoutedContext = Context & {
  * or not-found handlers (ours have none).
  */
 export class RememberingRouter extends Router {
-  readonly #remembered = new Map<string, Dispatch>();
+  readonly #remembered: RecentAnswers<Dispatch>;
   #layerCount = 0;
 
-  constructor(
-    options?: ConstructorParameters<typeof Router>[0],
-    private readonly maxRemembered = 1024,
-  ) {
+  constructor(options?: ConstructorParameters<typeof Router>[0], maxRemembered = 1024) {
     super(options);
+    this.#remembered = new RecentAnswers(maxRemembered);
   }
 
   override middleware(): ReturnType<Router['middleware']> {
@@ -81,23 +78,16 @@ export class RememberingRouter extends Router {
       this.#remembered.clear();
       this.#layerCount = this.stack.length;
     }
-    const key = `${method} ${path}`;
-    let dispatch = this.#remembered.get(key);
-    if (!dispatch) {
+    return this.#remembered.get(`${method} ${path}`, () => {
       const match = this.match(path, method);
-      dispatch = {
+      return {
         match,
         chain: compose(
           match.pathAndMethod.flatMap((layer) => [entering(layer, path), ...layer.stack]),
         ) as Middleware,
         route: match.pathAndMethod.toReversed().find((layer) => layer.methods.length > 0),
       };
-      if (path.length <= maxRememberedPathLength) {
-        if (this.#remembered.size >= this.maxRemembered) this.#remembered.clear();
-        this.#remembered.set(key, dispatch);
-      }
-    }
-    return dispatch;
+    });
   }
 }
 

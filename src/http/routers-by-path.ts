@@ -2,6 +2,7 @@ import type Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import compose from 'koa-compose';
 import type { ApiError } from './api-error.js';
+import { RecentAnswers } from './recent-answers.js';
 import { methodNotAllowed, noSuchPath } from './unanswered-requests.js';
 
 /** A character of path-to-regexp's syntax: a segment holding one is not matched literally. */
@@ -19,9 +20,6 @@ interface PrefixNode {
 const wholeParameter = /^:[A-Za-z_$][\w$]*$/;
 const anySegment = Symbol('any segment');
 
-const maxPathsRemembered = 1024;
-const maxRememberedPathLength = 256;
-
 interface Dispatch {
   /** The routers' route count when this was built: a route added since means building it again. */
   size: number;
@@ -29,7 +27,7 @@ interface Dispatch {
   /** Per set of routers (finite), their chain. */
   chainOfRouters: Map<string, Middleware>;
   /** Per path seen lately, its chain. */
-  chainOfPath: Map<string, Middleware>;
+  chainOfPath: RecentAnswers<Middleware>;
 }
 
 /**
@@ -55,25 +53,25 @@ export function routersByPath(routers: readonly Router[]): Middleware {
   return function dispatchByPath(ctx, next) {
     const size = routeCount();
     if (built?.size !== size) {
-      built = { size, root: prefixTree(routers), chainOfRouters: new Map(), chainOfPath: new Map() };
+      built = {
+        size,
+        root: prefixTree(routers),
+        chainOfRouters: new Map(),
+        chainOfPath: new RecentAnswers(1024),
+      };
     }
     const path = (ctx as { newRouterPath?: string }).newRouterPath || ctx.path;
-    let chain = built.chainOfPath.get(path);
-    if (!chain) {
-      const indexes = routersOnTheWay(built.root, path);
+    const { root, chainOfRouters } = built;
+    const chain = built.chainOfPath.get(path, () => {
+      const indexes = routersOnTheWay(root, path);
       const key = indexes.join(',');
-      chain = built.chainOfRouters.get(key);
-      if (!chain) {
-        chain = chainOf(routers, indexes);
-        built.chainOfRouters.set(key, chain);
+      let ofRouters = chainOfRouters.get(key);
+      if (!ofRouters) {
+        ofRouters = chainOf(routers, indexes);
+        chainOfRouters.set(key, ofRouters);
       }
-      // The same paths come again and again. Bounded in number and length: random or long ones cost a
-      // walk each, and no memory.
-      if (path.length <= maxRememberedPathLength) {
-        if (built.chainOfPath.size >= maxPathsRemembered) built.chainOfPath.clear();
-        built.chainOfPath.set(path, chain);
-      }
-    }
+      return ofRouters;
+    });
     const answered = chain(ctx, next);
     // Only a method no router implements is answered 501: the others pay for no extra step.
     if (routerMethods.has(ctx.method)) return answered;

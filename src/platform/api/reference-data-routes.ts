@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { ApiError } from '../../http/api-error.js';
+import { RecentAnswers } from '../../http/recent-answers.js';
 import type { DocumentedRouter } from '../../http/documented-router.js';
 import { principalOf } from '../../http/bearer-auth.js';
 import { entityDefinitions, type EntityDefinition } from '../reference-data/entities.js';
@@ -56,7 +57,7 @@ const usageSchema = z
   .meta({ id: 'ReferenceUsage' });
 
 /** Accept-Encoding values seen lately and whether each prefers gzip (one per kind of client). */
-const gzipPreferred = new Map<string, boolean>();
+const gzipPreferred = new RecentAnswers<boolean>(64);
 
 /**
  * Whether the request's Accept-Encoding prefers gzip to the uncompressed list, as Koa's negotiation
@@ -64,16 +65,10 @@ const gzipPreferred = new Map<string, boolean>();
  * negotiation parses it on every request otherwise.
  */
 function prefersGzip(ctx: Context): boolean {
-  const header = ctx.get('accept-encoding');
-  let preferred = gzipPreferred.get(header);
-  if (preferred === undefined) {
-    preferred = ctx.acceptsEncodings('gzip', 'identity') === 'gzip';
-    if (header.length <= 256) {
-      if (gzipPreferred.size >= 64) gzipPreferred.clear();
-      gzipPreferred.set(header, preferred);
-    }
-  }
-  return preferred;
+  return gzipPreferred.get(
+    ctx.get('accept-encoding'),
+    () => ctx.acceptsEncodings('gzip', 'identity') === 'gzip',
+  );
 }
 
 /** /reference/<entity>: the lists (cached, ETag), create, change, delete, and the usage registry. */
