@@ -1,6 +1,7 @@
 /**
- * "The database is away": the one classification every surface maps to 503 with Retry-After (our
- * JSON APIs, the OAuth endpoints, the pages). Anything else a query throws stays a bug (500).
+ * "The database can't serve this request now": the one classification every surface maps to 503 with
+ * Retry-After (our JSON APIs, the OAuth endpoints, the pages). It is away, or it rolled the request's
+ * transaction back to end a conflict with another. Anything else a query throws stays a bug (500).
  */
 
 /** How long a client is asked to wait (Retry-After) while the database is away: a restart's time. */
@@ -28,6 +29,13 @@ const networkErrorCodes = new Set([
 const serverStateCodes = new Set(['57P01', '57P02', '57P03', '53300']);
 
 /**
+ * A transaction PostgreSQL rolled back to end a conflict: 40P01 deadlock_detected (two requests
+ * locking the same rows in turn), 40001 serialization_failure. Nothing of it was written, and the
+ * same request sent again will most likely pass.
+ */
+const transactionConflictCodes = new Set(['40P01', '40001']);
+
+/**
  * Errors without a code, by their text (knex prefixes a failed query's text to the message, so these
  * are looked for anywhere in it).
  */
@@ -52,7 +60,12 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   if (error.name === 'KnexTimeoutError') return true;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string') {
-    if (networkErrorCodes.has(code) || serverStateCodes.has(code) || /^08[0-9A-Z]{3}$/.test(code)) {
+    if (
+      networkErrorCodes.has(code) ||
+      serverStateCodes.has(code) ||
+      transactionConflictCodes.has(code) ||
+      /^08[0-9A-Z]{3}$/.test(code)
+    ) {
       return true;
     }
   }
