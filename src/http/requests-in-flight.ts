@@ -112,22 +112,33 @@ export class RequestsInFlight {
   }
 
   /**
-   * Whether there is a place below the bound, making one if need be: the longest wait for a body
-   * goes first; then a request waiting its turn (waiting-requests.ts) of an address holding more than
-   * one place above the newcomer's.
+   * Whether there is a place below the bound, making one if need be: the longest wait for a body, or
+   * for the client to read its answer, goes first; then a request waiting its turn
+   * (waiting-requests.ts) of an address holding more than one place above the newcomer's.
    */
   #placeAtTheBound(ip: string): boolean {
     if (this.#held.size < this.limits.total) return true;
     for (const held of this.#held) {
-      if (held.ctx.req.complete) continue;
-      this.#release(held);
-      this.#warnings.warn(
-        'requests_in_flight_evicted',
-        { ip: held.ip, path: held.ctx.path, for: ip },
-        'requests held at once at the bound; one waiting for its body answered 408',
-      );
-      held.evict();
-      return true;
+      if (!held.ctx.req.complete) {
+        this.#release(held);
+        this.#warnings.warn(
+          'requests_in_flight_evicted',
+          { ip: held.ip, path: held.ctx.path, for: ip },
+          'requests held at once at the bound; one waiting for its body answered 408',
+        );
+        held.evict();
+        return true;
+      }
+      if (answerUnread(held.ctx)) {
+        this.#release(held);
+        this.#warnings.warn(
+          'requests_in_flight_unread',
+          { ip: held.ip, path: held.ctx.path, for: ip },
+          'requests held at once at the bound; the connection of an answer never read closed',
+        );
+        held.ctx.req.socket.destroy();
+        return true;
+      }
     }
     return this.#placeOfAWait(ip);
   }
@@ -167,4 +178,14 @@ export class RequestsInFlight {
     if (left > 0) this.#byAddress.set(held.ip, left);
     else this.#byAddress.delete(held.ip);
   }
+}
+
+/**
+ * Whether the request is answered and its answer waits for the client to take it: all of it written,
+ * not all of it handed to the connection (or queued behind such an answer on a pipelining connection).
+ * Node has no timeout for sending, so a client that never reads holds the place as long as it keeps
+ * the connection open: a few addresses doing so held every place, and everyone else got 503.
+ */
+function answerUnread(ctx: Context): boolean {
+  return ctx.res.writableEnded && !ctx.res.writableFinished;
 }

@@ -1,6 +1,8 @@
+import crypto from 'node:crypto';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServiceClient } from '../support/fixtures.js';
+import { saveAvatar } from '../../src/identity/users/avatars.js';
+import { createServiceClient, createTestUser } from '../support/fixtures.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 let service: TestService;
@@ -195,6 +197,51 @@ describe('requests held at once', () => {
       expect(evicted.received()).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 408 /);
       expect(evicted.received()).toContain('"error":"request_timeout"');
       expect(second.every((socket) => !socket.destroyed)).toBe(true);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+    }
+  });
+
+  it('a few addresses whose answers are never read keep nobody else out', async () => {
+    // Node has no timeout for sending an answer: a client that never reads what it asked for (a
+    // photo of 2 MB, public; over a network, anything larger than the TCP buffers on the way, such as
+    // a page's script) held the request's place, with its answer, as long as it kept the connection
+    // open. Four addresses (of 512 places, 128 each) held every place, and everyone else got 503.
+    const user = await createTestUser(held.service.db);
+    const picture = await saveAvatar(
+      held.service.db,
+      user.id,
+      { bytes: crypto.randomBytes(2 * 1000 * 1000), contentType: 'image/png' },
+      held.issuer,
+      new Date(),
+    );
+    const request = (address: string) =>
+      `GET ${new URL(picture).pathname} HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: ${address}\r\n\r\n`;
+    const { port } = new URL(held.issuer);
+    const sockets: net.Socket[] = [];
+    try {
+      // Three connections from each of two addresses ask for the photo again and again, one request
+      // at a time, reading nothing: once the loopback buffers are full (a few MB), the answer being
+      // sent stays there, holding its place, and the connection's next request is not even read.
+      await Promise.all(
+        ['203.0.113.31', '203.0.113.32'].flatMap((address) =>
+          [1, 2, 3].map(async () => {
+            const socket = net.connect(Number(port), '127.0.0.1');
+            socket.on('error', () => {});
+            socket.pause();
+            sockets.push(socket);
+            for (let sent = 0; sent < 5; sent++) {
+              socket.write(request(address));
+              await new Promise((resolve) => setTimeout(resolve, 150));
+            }
+          }),
+        ),
+      );
+      // The bound is reached: a newcomer takes the place of an answer waiting for its client to read
+      // it, whose connection is closed.
+      const served = await start('203.0.113.40');
+      expect(served.status).toBe(200);
+      await served.arrayBuffer();
     } finally {
       for (const socket of sockets) socket.destroy();
     }
