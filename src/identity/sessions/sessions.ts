@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Queryable } from '../../db/database.js';
+import { chunksOf } from '../../db/statement-chunks.js';
 import { isUuid } from '../uuid.js';
 import { announceSessionsEnded } from './session-ends.js';
 import { idleCutoff, type SessionPolicy } from './session-policy.js';
@@ -303,17 +304,25 @@ export async function endSessionsFromGrants(
   grantIds: readonly string[],
   now: Date,
 ): Promise<string[]> {
-  const unique = [...new Set(grantIds.filter(Boolean))];
-  if (unique.length === 0) return [];
-  const ended = await revokeSessionsWhere(db, { fromGrantIds: unique }, 'grant_revoked', now);
-  await db('inbound_login_tokens')
-    .whereIn('grant_id', unique)
-    .whereNull('used_at')
-    .where('expires_at', '>', now)
-    .update({ expires_at: now });
+  // A user's grants can be more than one statement binds (statement-chunks.ts): a chunk at a time,
+  // step after step, so rows are locked in the order they were when one statement took each step.
+  const chunks = chunksOf([...new Set(grantIds.filter(Boolean))]);
+  const ended: string[] = [];
+  for (const chunk of chunks) {
+    ended.push(...(await revokeSessionsWhere(db, { fromGrantIds: chunk }, 'grant_revoked', now)));
+  }
+  for (const chunk of chunks) {
+    await db('inbound_login_tokens')
+      .whereIn('grant_id', chunk)
+      .whereNull('used_at')
+      .where('expires_at', '>', now)
+      .update({ expires_at: now });
+  }
   // A redemption that held one of these tokens when the step above looked has committed by now.
-  const late = await revokeSessionsWhere(db, { fromGrantIds: unique }, 'grant_revoked', now);
-  return [...ended, ...late];
+  for (const chunk of chunks) {
+    ended.push(...(await revokeSessionsWhere(db, { fromGrantIds: chunk }, 'grant_revoked', now)));
+  }
+  return ended;
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/database.js';
+import { chunksOf } from '../../db/statement-chunks.js';
 import { endSessionsFromGrants } from '../../identity/sessions/sessions.js';
 import { recordRevokedGrants } from './revoked-grant.js';
 
@@ -17,11 +18,20 @@ export async function revokeGrants(db: Queryable, grantIds: string[], now: Date)
   // First, in the order of every revocation (sessions, then tokens): the main-auth sessions inbound SSO
   // started from these grants' access tokens end with them, and its login tokens not yet used.
   await endSessionsFromGrants(db, unique, now);
-  await db('oauth_refresh_tokens')
-    .whereIn('token_family_id', unique)
-    .whereNull('revoked_at')
-    .update({ revoked_at: now });
-  await db('authorization_codes').whereIn('grant_id', unique).update({ is_used: true });
-  await db('oidc_payloads').where({ model: 'Grant' }).whereIn('id', unique).delete();
+  // A user's grants can be more than one statement binds (statement-chunks.ts): a chunk at a time,
+  // table after table, so rows are locked in the order they were when one statement took each table.
+  const chunks = chunksOf(unique);
+  for (const chunk of chunks) {
+    await db('oauth_refresh_tokens')
+      .whereIn('token_family_id', chunk)
+      .whereNull('revoked_at')
+      .update({ revoked_at: now });
+  }
+  for (const chunk of chunks) {
+    await db('authorization_codes').whereIn('grant_id', chunk).update({ is_used: true });
+  }
+  for (const chunk of chunks) {
+    await db('oidc_payloads').where({ model: 'Grant' }).whereIn('id', chunk).delete();
+  }
   await recordRevokedGrants(db, unique, now);
 }

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Queryable } from '../../db/database.js';
+import { chunksOf } from '../../db/statement-chunks.js';
 // From the defaults, not resource-server.ts: that loads the engine, which the CLI (revoking a user's
 // sessions records their grants here) has no use for.
 import { defaults } from '../../defaults.js';
@@ -33,11 +34,14 @@ export async function recordRevokedGrants(db: Queryable, grantIds: string[], now
   const unique = [...new Set(grantIds.filter(Boolean))];
   if (unique.length === 0) return;
   const expiresAt = new Date(now.getTime() + revokedGrantRememberedMs);
-  await db('oauth_revoked_grants')
-    .insert(unique.map((grantId) => ({ grant_id: grantId, expires_at: expiresAt })))
-    .onConflict('grant_id')
-    // Again in the feed, for the nodes that forgot it (an old row the cleanup has not deleted yet).
-    .merge({ expires_at: expiresAt, recorded_at: db.raw('now()') });
+  // A user's grants can be more than one statement binds (statement-chunks.ts).
+  for (const chunk of chunksOf(unique)) {
+    await db('oauth_revoked_grants')
+      .insert(chunk.map((grantId) => ({ grant_id: grantId, expires_at: expiresAt })))
+      .onConflict('grant_id')
+      // Again in the feed, for the nodes that forgot it (an old row the cleanup has not deleted yet).
+      .merge({ expires_at: expiresAt, recorded_at: db.raw('now()') });
+  }
   announceGrantsRevoked(unique.map((grantId) => ({ grantId, expiresAt })));
 }
 
