@@ -7,6 +7,7 @@ import { principalOf, requirePermission } from '../http/bearer-auth.js';
 import {
   requireMayChangeClient,
   requireMayGrantScopes,
+  requireMayEnableClient,
   requireMayRotateSecret,
 } from '../oidc/client-authority.js';
 import {
@@ -24,7 +25,9 @@ import {
   newClientSchema,
   rotateClientSecret,
   updateClient,
+  type OAuthClient,
 } from '../oidc/models/oauth-client.js';
+import type { Principal } from '../tokens/principal.js';
 import { adminAuditEventTypes, auditAdminChange } from './admin-audit.js';
 import type { AdminRoutes } from './admin-api.js';
 
@@ -107,7 +110,8 @@ const errors = {
   403: {
     description:
       'The token does not carry identity.oauth_clients.manage, or the change gives a service scope the ' +
-      'user does not hold, or changes a first-party client without *',
+      'user does not hold, or changes (or enables) a first-party client without *, or enables a service ' +
+      'client whose permissions the user does not hold',
   },
 };
 
@@ -285,6 +289,8 @@ export function oauthClientRoutes(deps: { db: Database; clock: Clock }): AdminRo
       apply: (trx: Database, clientId: string, now: Date) => Promise<boolean>,
       auditType: string,
       reauthentication: boolean,
+      /** Throws (403) when the principal may not make this change to this client. */
+      mayApply: (principal: Principal, client: OAuthClient) => void = () => {},
     ) =>
       api.add(
         {
@@ -303,7 +309,11 @@ export function oauthClientRoutes(deps: { db: Database; clock: Clock }): AdminRo
         },
         permission,
         async (ctx, _body, { params }) => {
+          const principal = principalOf(ctx);
           const client = await change(ctx, params.clientId, async (trx) => {
+            const current = await findClientForUpdate(trx, params.clientId);
+            if (!current) throw noClient(params.clientId);
+            mayApply(principal, current);
             if (!(await apply(trx, params.clientId, clock.now()))) throw noClient(params.clientId);
             await auditAdminChange(trx, ctx, auditType, { clientId: params.clientId }, clock.now());
             return (await findClient(trx, params.clientId))!;
@@ -324,6 +334,7 @@ export function oauthClientRoutes(deps: { db: Database; clock: Clock }): AdminRo
       enableClient,
       adminAuditEventTypes.clientEnabled,
       true,
+      requireMayEnableClient,
     );
 
     api.add(

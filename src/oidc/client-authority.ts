@@ -14,9 +14,11 @@ import { isServiceScope, servicePrefix } from './scopes.js';
  *   (or `*`). Scopes a client already has may stay when someone else changes it.
  * - A first-party client is changed, and its secret rotated, only by a holder of `*`: whoever decides
  *   where its codes go, or holds its secret, receives tokens with the authority of everyone who signs
- *   in to it, administrators included. Disabling, enabling or deleting it hands nobody anything, so the
+ *   in to it, administrators included. Disabling or deleting it hands nobody anything, so the
  *   client-management permission is enough for those.
  * - Rotating a service client's secret hands its permissions to the caller: they must hold them all.
+ * - Enabling a disabled client gives its secret, and its redirect URIs, back what they could do: an
+ *   administrator may have disabled it because the secret leaked. The same rules as for its secret.
  *
  * The CLI is the operator's, with no principal: these rules are for the HTTP APIs.
  */
@@ -67,7 +69,7 @@ export function requireMayChangeClient(principal: Principal, client: OAuthClient
       403,
       'forbidden',
       'A first-party client acts with the authority of the people who sign in to it: only an ' +
-        'administrator holding every permission (*) may change it or rotate its secret.',
+        'administrator holding every permission (*) may change it, rotate its secret or enable it.',
       { permission: firstPartyClientPermission },
     );
   }
@@ -79,12 +81,26 @@ export function requireMayChangeClient(principal: Principal, client: OAuthClient
  */
 export function requireMayRotateSecret(principal: Principal, client: OAuthClient): void {
   requireMayChangeClient(principal, client);
+  requireHoldsServiceScopes(principal, client, 'The new secret would let you act');
+}
+
+/**
+ * 403 unless the principal may enable this disabled client: its secret works again, with whatever
+ * authority the client carries, so as for rotating it (a first-party client needs `*`, a service
+ * client's permissions must be held).
+ */
+export function requireMayEnableClient(principal: Principal, client: OAuthClient): void {
+  requireMayChangeClient(principal, client);
+  requireHoldsServiceScopes(principal, client, 'Enabled, its secret would act again');
+}
+
+function requireHoldsServiceScopes(principal: Principal, client: OAuthClient, consequence: string): void {
   const notHeld = serviceScopesNotHeld(principal, client.allowedScopes);
   if (notHeld.length > 0) {
     throw new ApiError(
       403,
       'forbidden',
-      `The new secret would let you act with this client's permissions; you do not hold ${notHeld.join(', ')}.`,
+      `${consequence} with this client's permissions; you do not hold ${notHeld.join(', ')}.`,
       { scopes: notHeld },
     );
   }

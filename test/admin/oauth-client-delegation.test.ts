@@ -115,10 +115,23 @@ describe('a client manager gives clients only the permissions they hold', () => 
     expect((await storedClient(client.clientId)).client_secret_hash).toBe(before);
     expect((await call('POST', path, adminToken)).status).toBe(200);
   });
+  it('enabling a disabled service client needs every permission it carries', async () => {
+    const { client } = await createServiceClient(service.service.db, [crm, finance]);
+    const path = `/api/v2/admin/oauth-clients/${client.clientId}`;
+    // Disabling hands nobody anything: any client manager may.
+    expect(await call('POST', `${path}/disable`, managerToken)).toMatchObject({ status: 200 });
+    const refused = await call('POST', `${path}/enable`, crmManagerToken);
+    expect(refused).toMatchObject({ status: 403, body: { details: { scopes: [finance] } } });
+    expect(await storedClient(client.clientId)).toMatchObject({ is_active: false });
+    expect(await call('POST', `${path}/enable`, adminToken)).toMatchObject({
+      status: 200,
+      body: { is_active: true },
+    });
+  });
 });
 
 describe('a first-party client is changed only with *', () => {
-  it('refuses a client manager its redirect URIs, scopes and secret; disabling stays theirs', async () => {
+  it('refuses a client manager its redirect URIs, scopes, secret and enabling; disabling stays theirs', async () => {
     const { client } = await createTestClient(service.service.db, {
       name: 'Admin app',
       type: 'confidential',
@@ -146,7 +159,16 @@ describe('a first-party client is changed only with *', () => {
       status: 200,
       body: { is_active: false },
     });
-    expect(await call('POST', `${path}/enable`, managerToken)).toMatchObject({ status: 200 });
+    // Enabled again, its secret would act with everyone's authority again: it may have leaked.
+    expect(await call('POST', `${path}/enable`, managerToken)).toMatchObject({
+      status: 403,
+      body: { error: 'forbidden', details: { permission: '*' } },
+    });
+    expect(await storedClient(client.clientId)).toMatchObject({ is_active: false });
+    expect(await call('POST', `${path}/enable`, adminToken)).toMatchObject({
+      status: 200,
+      body: { is_active: true },
+    });
     const changed = await call('PATCH', path, adminToken, {
       redirect_uris: ['https://admin.example.com/callback'],
     });
