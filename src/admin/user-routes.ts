@@ -3,7 +3,8 @@ import { z } from 'zod';
 import type { Clock } from '../clock.js';
 import type { Database } from '../db/database.js';
 import { notFound } from '../http/api-error.js';
-import { requirePermission } from '../http/bearer-auth.js';
+import { principalOf, requirePermission } from '../http/bearer-auth.js';
+import { loadUserAccess } from '../identity/access/user-access.js';
 import { revokeUserSessions } from '../identity/sessions/sessions.js';
 import {
   findUsers,
@@ -14,6 +15,7 @@ import {
 import { findUserById, type User } from '../identity/users/user.js';
 import { adminAuditEventTypes, auditAdminChange } from './admin-audit.js';
 import type { AdminRoutes } from './admin-api.js';
+import { requireMayRestoreUser } from './user-authority.js';
 
 export const manageUsersPermission = 'identity.users.manage';
 
@@ -66,7 +68,11 @@ const searchQuery = z.object({
 const errors = {
   400: { description: 'Bad input (the JSON error body names the fields)' },
   401: { description: 'No valid access token, or (sensitive changes) no recent authentication' },
-  403: { description: 'The token does not carry identity.users.manage' },
+  403: {
+    description:
+      'The token does not carry identity.users.manage, or (enable, unlock) the user holds permissions ' +
+      'the token’s user does not',
+  },
   404: { description: 'No such user' },
 };
 
@@ -185,6 +191,8 @@ export function userRoutes(deps: { db: Database; clock: Clock }): AdminRoutes {
       },
     );
     action('enable', 'Enable a disabled user again', true, async (trx, userId, now, ctx) => {
+      if (!(await findUserById(trx, userId))) return undefined;
+      requireMayRestoreUser(principalOf(ctx), await loadUserAccess(trx, userId));
       if (!(await setUserStatus(trx, userId, 'active', now))) return undefined;
       await auditAdminChange(trx, ctx, adminAuditEventTypes.userEnabled, { targetUserId: userId }, now);
       return {};
@@ -195,6 +203,7 @@ export function userRoutes(deps: { db: Database; clock: Clock }): AdminRoutes {
       false,
       async (trx, userId, now, ctx) => {
         if (!(await findUserById(trx, userId))) return undefined;
+        requireMayRestoreUser(principalOf(ctx), await loadUserAccess(trx, userId));
         const lifted = await unlockUser(trx, userId, now);
         await auditAdminChange(
           trx,

@@ -222,6 +222,59 @@ describe('admin API: users', () => {
     expect(await loginStatus(user.email!, user.password, ip)).toBe(200);
   });
 
+  it('a help desk may disable anyone, but enables or unlocks only users holding no more than it', async () => {
+    const helpDesk = await createTestUser(service.service.db);
+    const helpDeskToken = await mainAuthToken(service, helpDesk, {
+      permissions: ['identity.users.manage'],
+      authTime: service.service.clock.now(),
+    });
+    const superAdmin = await createTestUser(service.service.db, { roles: ['super_admin'] });
+    const ip = '203.0.113.51';
+    const protection = { db: service.service.db, clock: service.service.clock };
+    for (let index = 0; index < 5; index += 1) {
+      const failure = {
+        userId: superAdmin.id,
+        identifier: superAdmin.email!,
+        ip,
+        addressBlock: addressBlock(ip),
+        userAgent,
+        method: 'password',
+      };
+      await recordLoginFailure(protection, {
+        ...failure,
+        claim: await assertLoginAllowed(protection, failure),
+      });
+    }
+    // Five more guesses at the super administrator's password after every unlock: refused.
+    const unlock = await call('POST', `/users/${superAdmin.id}/unlock`, undefined, helpDeskToken);
+    expect(unlock).toMatchObject({
+      status: 403,
+      body: { error: 'forbidden', details: { permissions: ['*'] } },
+    });
+    expect(await loginStatus(superAdmin.email!, superAdmin.password, ip)).toBe(429);
+
+    const disabled = await call('POST', `/users/${superAdmin.id}/disable`, undefined, helpDeskToken);
+    expect(disabled).toMatchObject({ status: 200, body: { status: 'disabled' } });
+    const enable = await call('POST', `/users/${superAdmin.id}/enable`, undefined, helpDeskToken);
+    expect(enable).toMatchObject({ status: 403, body: { details: { permissions: ['*'] } } });
+    expect((await call('GET', `/users/${superAdmin.id}`)).body).toMatchObject({ status: 'disabled' });
+
+    // A user holding no more than the help desk: both, as before.
+    const plain = await createTestUser(service.service.db);
+    expect(await call('POST', `/users/${plain.id}/disable`, undefined, helpDeskToken)).toMatchObject({
+      status: 200,
+    });
+    expect(await call('POST', `/users/${plain.id}/enable`, undefined, helpDeskToken)).toMatchObject({
+      status: 200,
+      body: { status: 'active' },
+    });
+    expect(await call('POST', `/users/${plain.id}/unlock`, undefined, helpDeskToken)).toMatchObject({
+      status: 200,
+    });
+    expect((await call('POST', `/users/${superAdmin.id}/enable`)).status).toBe(200);
+    expect((await call('POST', `/users/${superAdmin.id}/unlock`)).status).toBe(200);
+  });
+
   it('revokes every session of a user', async () => {
     const user = await createTestUser(service.service.db);
     const tokens = [await mainAuthToken(service, user), await mainAuthToken(service, user)];
