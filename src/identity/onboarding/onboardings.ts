@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
-import type { Queryable } from '../../db/database.js';
+import type { Database, Queryable } from '../../db/database.js';
+import { holdUnrevokedSession } from '../sessions/sessions.js';
 import { isUuid } from '../uuid.js';
 
 /**
@@ -7,15 +8,32 @@ import { isUuid } from '../uuid.js';
  * but a copy of it would otherwise act for its whole half hour whatever the owner does. Its row is what
  * lets it act: ending the user's sessions deletes their rows (pending-sign-ins.ts), the end of
  * onboarding deletes its own.
+ *
+ * `sessionId`: the main-auth session the registration started (the service's own pages, no
+ * application). The onboarding ends with it (endPendingSignInsStartedBy): a person who registered on a
+ * shared computer and logged out, or who threw that session out from another device, must not leave
+ * the next holder of the cookie able to set the account's first password. The session is held until
+ * the row is written, so a revocation racing this waits and deletes it, or came first and no
+ * onboarding starts (its cookie then finds none: "expired"). Answers the onboarding's id.
  */
 export async function startOnboardingRecord(
-  db: Queryable,
-  userId: string,
+  db: Database,
+  onboarding: { userId: string; sessionId?: string | undefined },
   expiresAt: Date,
   now: Date,
 ): Promise<string> {
   const id = crypto.randomUUID();
-  await db('onboardings').insert({ id, user_id: userId, expires_at: expiresAt, created_at: now });
+  const { userId, sessionId } = onboarding;
+  await db.transaction(async (trx) => {
+    if (sessionId !== undefined && !(await holdUnrevokedSession(trx, userId, sessionId))) return;
+    await trx('onboardings').insert({
+      id,
+      user_id: userId,
+      session_id: sessionId ?? null,
+      expires_at: expiresAt,
+      created_at: now,
+    });
+  });
   return id;
 }
 
@@ -37,6 +55,11 @@ export async function isOnboardingLive(
 /** The end of one onboarding: its cookie, and any copy of it, acts no more. */
 export async function endOnboarding(db: Queryable, id: string): Promise<void> {
   if (isUuid(id)) await db('onboardings').where({ id }).delete();
+}
+
+/** Ends the onboardings these main-auth sessions started (with them: endPendingSignInsStartedBy). */
+export async function endOnboardingsStartedBy(db: Queryable, sessionIds: readonly string[]): Promise<void> {
+  await db('onboardings').whereIn('session_id', sessionIds).delete();
 }
 
 /** Ends every onboarding of the user (with their sessions). */

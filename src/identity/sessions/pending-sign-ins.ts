@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/database.js';
-import { endOnboardingsOf } from '../onboarding/onboardings.js';
+import { endOnboardingsOf, endOnboardingsStartedBy } from '../onboarding/onboardings.js';
 import { retireCodesOf } from '../verification/verification-code-records.js';
 
 /**
@@ -37,11 +37,13 @@ export async function endPendingSignInsOf(db: Queryable, userId: string, now: Da
 
 /**
  * Ends the sign-ins that these main-auth sessions started and nobody has finished: the one-time SSO
- * codes they asked for, not yet exchanged, and the QR sign-ins they approved that the waiting device
- * has not taken. Ending one session (a logout, a revocation from the security settings) must end them
- * too: a thief who asked for a code or approved a QR code with a stolen token would otherwise sign in
- * with it after the owner threw that session out. Run it in the transaction that ends the sessions
- * (revokeSessionsWhere, sessions.ts).
+ * codes they asked for, not yet exchanged, the QR sign-ins they approved that the waiting device
+ * has not taken, and the onboarding a registration through the service's pages began with its session.
+ * Ending one session (a logout, a revocation from the security settings) must end them too: a thief
+ * who asked for a code or approved a QR code with a stolen token would otherwise sign in with it after
+ * the owner threw that session out, and whoever holds the onboarding cookie of a browser signed out
+ * (a shared computer, a copy) would otherwise give the account a password of their own. Run it in the
+ * transaction that ends the sessions (revokeSessionsWhere, sessions.ts).
  */
 export async function endPendingSignInsStartedBy(
   db: Queryable,
@@ -57,4 +59,5 @@ export async function endPendingSignInsStartedBy(
     .where({ status: 'approved' })
     .where('expires_at', '>', now)
     .update({ expires_at: now });
+  await endOnboardingsStartedBy(db, sessionIds);
 }

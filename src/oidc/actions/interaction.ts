@@ -360,15 +360,20 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
     ctx.redirect(returnTo);
   };
 
-  /** After a registration: the onboarding pages, then `returnTo` (onboarding-page.ts). */
+  /**
+   * After a registration: the onboarding pages, then `returnTo` (onboarding-page.ts). `sessionId`: the
+   * main-auth session the registration started (no interaction), which the onboarding ends with.
+   */
   const startOnboarding = async (
     ctx: Context,
     lang: string,
     userId: string,
     returnTo: string | undefined,
+    sessionId?: string,
   ) => {
     const now = clock.now();
-    const id = await startOnboardingRecord(db, userId, new Date(now.getTime() + onboardingLifetimeMs), now);
+    const expiresAt = new Date(now.getTime() + onboardingLifetimeMs);
+    const id = await startOnboardingRecord(db, { userId, sessionId }, expiresAt, now);
     onboardingCookie.start(ctx, { id, userId, returnTo }, now);
     ctx.status = 303;
     ctx.redirect(publicPath(ctx, `/${lang}/auth/onboarding`));
@@ -524,8 +529,10 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
         at: clock.now(),
       });
     }
-    if (outcome.flow === 'registration')
-      return startOnboarding(ctx, page.lang, outcome.userId, page.returnTo);
+    if (outcome.flow === 'registration') {
+      // The onboarding ends with this session (its logout, a revocation): onboardings.ts.
+      return startOnboarding(ctx, page.lang, outcome.userId, page.returnTo, signedIn.session.id);
+    }
     if (page.returnTo) {
       ctx.status = 303;
       return ctx.redirect(publicPath(ctx, page.returnTo));
