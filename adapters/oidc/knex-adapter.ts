@@ -532,9 +532,14 @@ class SessionAdapter extends PayloadAdapter {
     );
   }
 
-  /** A logout, or the old id of a session given a new one at a sign-in. */
+  /**
+   * A logout, or the old id of a session given a new one at a sign-in (any resume from the pages). The
+   * ended row is kept as long as the session would live: a logout in a browser that still holds the
+   * old id (the owner's, when a copy of the cookie came back from the pages) finds the session's new
+   * id through it (liveEngineSessionNamedBy).
+   */
   override async destroy(id: string): Promise<void> {
-    await endEngineSessions(this.db, { id }, this.clock.now());
+    await endEngineSessions(this.db, { id }, this.clock.now(), { keep: 'untilExpiry' });
   }
 }
 

@@ -41,6 +41,13 @@ export class HttpBrowser {
       .join('; ');
   }
 
+  /** Another browser holding a copy of this one's cookies (a thief's, with cookies copied from here). */
+  copy(): HttpBrowser {
+    const copied = new HttpBrowser(this.origin);
+    copied.#cookies.push(...this.#cookies.map((cookie) => ({ ...cookie })));
+    return copied;
+  }
+
   cookieNames(): string[] {
     return this.#cookies.map((cookie) => cookie.name);
   }

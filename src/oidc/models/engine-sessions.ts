@@ -43,6 +43,11 @@ export async function endEngineSessions(
   db: Queryable,
   where: { id: string; account_id?: string } | { account_id: string },
   now: Date,
+  /**
+   * `untilExpiry`: the ended row is kept as long as the session would have lived (an id the engine
+   * replaced: liveEngineSessionNamedBy maps it to the session's new id while a copy could be using it).
+   */
+  options: { keep?: 'untilExpiry' } = {},
 ): Promise<EndedEngineSession[]> {
   const keptUntil = new Date(now.getTime() + endedSessionKeptMs);
   const ended: { id: string; uid: string | null; payload: EngineSessionPayload }[] = await db('oidc_payloads')
@@ -52,10 +57,13 @@ export async function endEngineSessions(
     .update(
       {
         ended_at: now,
-        expires_at: db.raw('least(coalesce(expires_at, cast(? as timestamptz)), cast(? as timestamptz))', [
-          keptUntil,
-          keptUntil,
-        ]),
+        expires_at:
+          options.keep === 'untilExpiry'
+            ? db.raw('coalesce(expires_at, cast(? as timestamptz))', [keptUntil])
+            : db.raw('least(coalesce(expires_at, cast(? as timestamptz)), cast(? as timestamptz))', [
+                keptUntil,
+                keptUntil,
+              ]),
       },
       ['id', 'uid', 'payload'],
     );
@@ -64,4 +72,46 @@ export async function endEngineSessions(
     uid: session.uid ?? undefined,
     grantIds: grantIdsNamedBy(session.payload),
   }));
+}
+
+/** A live engine session of a user, as its row holds it. */
+export interface LiveEngineSession {
+  id: string;
+  uid: string | undefined;
+  payload: EngineSessionPayload;
+}
+
+/**
+ * The user's live engine session that the id a browser's cookie holds stands for: that row while it
+ * is live, or else the live row of the same uid. The engine gives its session a new id whenever a
+ * browser comes back from the sign-in pages (any interaction, a consent too) and ends the old id
+ * (SessionAdapter.destroy, which keeps that row as long as the session would live). A thief who
+ * copied the cookie and went through one interaction holds the session under a new id, and the owner's
+ * browser only the old one: a logout there must end the session the thief holds, not find the old id
+ * ended and end nothing. Another user's session, or one no longer live under any id, is none.
+ */
+export async function liveEngineSessionNamedBy(
+  db: Queryable,
+  userId: string,
+  engineSessionId: string,
+  now: Date,
+): Promise<LiveEngineSession | undefined> {
+  const named: { uid: string | null } | undefined = await db('oidc_payloads')
+    .where({ model: 'Session', id: engineSessionId, account_id: userId })
+    .first('uid');
+  if (!named) return undefined;
+  const live: { id: string; uid: string | null; payload: EngineSessionPayload } | undefined = await db(
+    'oidc_payloads',
+  )
+    .where({ model: 'Session', account_id: userId })
+    .where((row) => {
+      row.where({ id: engineSessionId });
+      if (named.uid) row.orWhere({ uid: named.uid });
+    })
+    .whereNull('ended_at')
+    .where((query) => query.whereNull('expires_at').orWhere('expires_at', '>', now))
+    // The row the cookie names first, should it still be live.
+    .orderByRaw('(id = ?) desc', [engineSessionId])
+    .first('id', 'uid', 'payload');
+  return live && { id: live.id, uid: live.uid ?? undefined, payload: live.payload };
 }

@@ -1,7 +1,7 @@
 import type { Queryable } from '../../db/database.js';
 import { grantsNamedEverBy } from './engine-session-grants.js';
 import { endSessionsFromGrants } from '../../identity/sessions/sessions.js';
-import { endEngineSessions, grantIdsNamedBy, type EngineSessionPayload } from './engine-sessions.js';
+import { endEngineSessions, grantIdsNamedBy, liveEngineSessionNamedBy } from './engine-sessions.js';
 import { revokeGrants } from './grant-revocation.js';
 import { recordRevokedGrants } from './revoked-grant.js';
 
@@ -59,24 +59,19 @@ export async function endBrowserSignInOf(
   engineSessionId: string,
   now: Date,
 ): Promise<boolean> {
-  // Sessions first (endSessionsFromGrants, sessions.ts): the main-auth sessions inbound SSO started from
-  // this sign-in's grants end before the engine session is locked, as a revocation of the session that
-  // vouched for this browser (a QR approval) locks them before it. Read here, ended below.
-  const live: { uid: string | null; payload: EngineSessionPayload } | undefined = await db('oidc_payloads')
-    .where({ model: 'Session', id: engineSessionId, account_id: userId })
-    .whereNull('ended_at')
-    .first('uid', 'payload');
-  if (live) {
-    await endSessionsFromGrants(
-      db,
-      await grantsOfEngineSession(db, userId, {
-        uid: live.uid ?? undefined,
-        grantIds: grantIdsNamedBy(live.payload),
-      }),
-      now,
-    );
-  }
-  const [session] = await endEngineSessions(db, { id: engineSessionId, account_id: userId }, now);
+  // The session the browser's id stands for: under a new id when a copy of the cookie went through the
+  // sign-in pages since (liveEngineSessionNamedBy). Sessions first (endSessionsFromGrants, sessions.ts):
+  // the main-auth sessions inbound SSO started from this sign-in's grants end before the engine session
+  // is locked, as a revocation of the session that vouched for this browser (a QR approval) locks them
+  // before it. Read here, ended below.
+  const live = await liveEngineSessionNamedBy(db, userId, engineSessionId, now);
+  if (!live) return false;
+  await endSessionsFromGrants(
+    db,
+    await grantsOfEngineSession(db, userId, { uid: live.uid, grantIds: grantIdsNamedBy(live.payload) }),
+    now,
+  );
+  const [session] = await endEngineSessions(db, { id: live.id, account_id: userId }, now);
   if (!session) return false;
   await revokeGrantsOfEngineSession(db, userId, session, now);
   return true;
