@@ -13,6 +13,7 @@ import type { UserRow } from '../../src/identity/users/user.js';
 import { accountOf } from '../../src/oidc/account-claims.js';
 import {
   endEngineSessions,
+  endReplacedEngineSession,
   grantIdsNamedBy,
   type EngineSessionPayload,
 } from '../../src/oidc/models/engine-sessions.js';
@@ -437,6 +438,8 @@ class PayloadAdapter implements Adapter {
     id: string,
     payload: AdapterPayload,
     expiresIn: number | undefined,
+    /** Columns of a new row only (SessionAdapter: a renamed session's ended_at). */
+    inserted: Record<string, unknown> = {},
   ): Knex.QueryBuilder {
     return this.db('oidc_payloads')
       .insert({
@@ -447,6 +450,7 @@ class PayloadAdapter implements Adapter {
         uid: payload.uid ?? null,
         account_id: accountOfPayload(payload),
         expires_at: expiresIn ? expiresAt(this.clock, expiresIn) : null,
+        ...inserted,
       })
       .onConflict(['model', 'id'])
       .merge(['payload', 'grant_id', 'uid', 'account_id', 'expires_at']);
@@ -518,29 +522,68 @@ class SessionAdapter extends PayloadAdapter {
   }
 
   async #save(id: string, payload: AdapterPayload, expiresIn: number | undefined): Promise<void> {
-    const saved = this.upsertQuery(id, payload, expiresIn);
+    // Under a new id (the engine renames its session at every return from the pages): the old id ends
+    // in this statement, and the new row is live only if the old one still was, so a session a logout
+    // ended while this request ran is not saved back to life (endReplacedEngineSession).
+    const replacedId = idReplacedBy(id);
+    const now = this.clock.now();
+    const saved = this.upsertQuery(
+      id,
+      payload,
+      expiresIn,
+      replacedId === undefined
+        ? {}
+        : {
+            ended_at: this.db.raw(
+              'case when exists (select 1 from replaced_session) then null else cast(? as timestamptz) end',
+              [now],
+            ),
+          },
+    );
     const grantIds = grantIdsNamedBy(payload as EngineSessionPayload);
-    if (!payload.uid || grantIds.length === 0) {
+    if (replacedId === undefined && (!payload.uid || grantIds.length === 0)) {
       await saved;
       return;
     }
+    const statement = (
+      replacedId === undefined
+        ? this.db.queryBuilder()
+        : this.db.with('replaced_session', endReplacedEngineSession(this.db, replacedId, now))
+    ).with('saved_session', saved);
+    if (!payload.uid || grantIds.length === 0) {
+      await statement.select(this.db.raw('1'));
+      return;
+    }
     await recordSessionGrants(
-      this.db.with('saved_session', saved),
+      statement,
       payload.uid,
       grantIds,
       expiresIn ? expiresAt(this.clock, expiresIn) : null,
     );
   }
 
-  /**
-   * A logout, or the old id of a session given a new one at a sign-in (any resume from the pages). The
-   * ended row is kept as long as the session would live: a logout in a browser that still holds the
-   * old id (the owner's, when a copy of the cookie came back from the pages) finds the session's new
-   * id through it (liveEngineSessionNamedBy).
-   */
+  /** A logout. The old id of a session given a new one ends where the new one is saved (#save). */
   override async destroy(id: string): Promise<void> {
-    await endEngineSessions(this.db, { id }, this.clock.now(), { keep: 'untilExpiry' });
+    if (isBeingReplaced(id)) return;
+    await endEngineSessions(this.db, { id }, this.clock.now());
   }
+}
+
+/**
+ * The id the engine's session of this request had before it gave it the new one `id` (Session's
+ * resetIdentifier: a return from the sign-in pages, a partial logout), if it is saving it under `id`.
+ */
+function idReplacedBy(id: string): string | undefined {
+  const session = Provider.ctx?.oidc?.session as { id?: unknown; oldId?: unknown } | undefined;
+  return session?.id === id && typeof session.oldId === 'string' && session.oldId !== id
+    ? session.oldId
+    : undefined;
+}
+
+/** Whether the engine's session of this request is leaving the id `id` for a new one (Session.save). */
+function isBeingReplaced(id: string): boolean {
+  const session = Provider.ctx?.oidc?.session as { id?: unknown; oldId?: unknown } | undefined;
+  return session?.oldId === id && session.id !== id;
 }
 
 /**

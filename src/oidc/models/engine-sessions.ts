@@ -43,11 +43,6 @@ export async function endEngineSessions(
   db: Queryable,
   where: { id: string; account_id?: string } | { account_id: string },
   now: Date,
-  /**
-   * `untilExpiry`: the ended row is kept as long as the session would have lived (an id the engine
-   * replaced: liveEngineSessionNamedBy maps it to the session's new id while a copy could be using it).
-   */
-  options: { keep?: 'untilExpiry' } = {},
 ): Promise<EndedEngineSession[]> {
   const keptUntil = new Date(now.getTime() + endedSessionKeptMs);
   const ended: { id: string; uid: string | null; payload: EngineSessionPayload }[] = await db('oidc_payloads')
@@ -57,13 +52,10 @@ export async function endEngineSessions(
     .update(
       {
         ended_at: now,
-        expires_at:
-          options.keep === 'untilExpiry'
-            ? db.raw('coalesce(expires_at, cast(? as timestamptz))', [keptUntil])
-            : db.raw('least(coalesce(expires_at, cast(? as timestamptz)), cast(? as timestamptz))', [
-                keptUntil,
-                keptUntil,
-              ]),
+        expires_at: db.raw('least(coalesce(expires_at, cast(? as timestamptz)), cast(? as timestamptz))', [
+          keptUntil,
+          keptUntil,
+        ]),
       },
       ['id', 'uid', 'payload'],
     );
@@ -72,6 +64,31 @@ export async function endEngineSessions(
     uid: session.uid ?? undefined,
     grantIds: grantIdsNamedBy(session.payload),
   }));
+}
+
+/**
+ * The statement (not run: a `with` of the one that saves the session under its new id, the engine's
+ * adapter) that ends the id the engine's session leaves when it gets a new one (any return from the
+ * sign-in pages), if that id is still live; it answers the row it ended. The new row is live only when
+ * this ended one: a logout or a revocation that ended the session while the request that renames it
+ * was running (it read the session live) must not see it saved back to life under the new id. The
+ * ended row is kept as long as the session would live, so an old id a browser still holds leads to the
+ * new one (liveEngineSessionNamedBy).
+ */
+export function endReplacedEngineSession(db: Queryable, replacedId: string, now: Date) {
+  return db('oidc_payloads')
+    .where({ model: 'Session', id: replacedId })
+    .whereNull('ended_at')
+    .where((query) => query.whereNull('expires_at').orWhere('expires_at', '>', now))
+    .update(
+      {
+        ended_at: now,
+        expires_at: db.raw('coalesce(expires_at, cast(? as timestamptz))', [
+          new Date(now.getTime() + endedSessionKeptMs),
+        ]),
+      },
+      ['id'],
+    );
 }
 
 /** A live engine session of a user, as its row holds it. */
@@ -85,7 +102,7 @@ export interface LiveEngineSession {
  * The user's live engine session that the id a browser's cookie holds stands for: that row while it
  * is live, or else the live row of the same uid. The engine gives its session a new id whenever a
  * browser comes back from the sign-in pages (any interaction, a consent too) and ends the old id
- * (SessionAdapter.destroy, which keeps that row as long as the session would live). A thief who
+ * (endReplacedEngineSession, which keeps that row as long as the session would live). A thief who
  * copied the cookie and went through one interaction holds the session under a new id, and the owner's
  * browser only the old one: a logout there must end the session the thief holds, not find the old id
  * ended and end nothing. Another user's session, or one no longer live under any id, is none.
