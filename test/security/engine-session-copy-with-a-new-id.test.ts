@@ -73,6 +73,23 @@ describe('a copied engine session cookie that got a new id ends with the owner�
     );
   });
 
+  it('an RP-initiated logout confirmed in the owner’s browser does the same', async () => {
+    const { owner, thief, application, another } = await ownerAndThief();
+    const logout = `${service.url('/oauth/end_session')}?${new URLSearchParams({ client_id: application.clientId })}`;
+    const page = await owner.navigate(logout);
+    expect((await owner.submit(page, {})).status).toBe(200);
+
+    expect(await silentAuthorization(application.config, thief)).toEqual({
+      code: null,
+      error: 'login_required',
+    });
+    await expect(oidc.refreshTokenGrant(another.config, another.tokens.refresh_token!)).rejects.toMatchObject(
+      {
+        error: 'invalid_grant',
+      },
+    );
+  });
+
   it('another user’s logout in a browser holding such an old id ends nothing of the owner’s', async () => {
     const { owner, thief, application } = await ownerAndThief();
     // Someone else signs in to the service in the owner's browser and logs out: not the owner's sign-in.

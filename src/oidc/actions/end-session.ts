@@ -1,4 +1,6 @@
 import Router from '@koa/router';
+import type { Context } from 'koa';
+import { basePath } from '../../http/base-path.js';
 import type { KoaContextWithOIDC } from 'oidc-provider';
 import { findDeviceBinding, readDeviceCookie } from '../../identity/sessions/device-bindings.js';
 import { clearRefreshCookie } from '../../identity/sessions/refresh-cookie.js';
@@ -11,7 +13,12 @@ import type { PublishedKeySet } from '../../keys/published-key-set.js';
 import { verifyIdTokenHint, type IdTokenHint } from '../../tokens/id-token-hint.js';
 import { grantIdsNamedBy } from '../models/engine-sessions.js';
 import { revokeRefreshTokensOf } from '../models/oauth-refresh-token.js';
-import { revokeGrantsOfEngineSession } from '../models/user-sign-ins.js';
+import {
+  accountOfEngineSessionId,
+  endBrowserSignInOf,
+  revokeGrantsOfEngineSession,
+} from '../models/user-sign-ins.js';
+import { readEngineSessionId } from '../engine-session-cookie.js';
 import { oauthRoutes } from '../provider.js';
 
 /** What the logout pages need to know about the request (kept in ctx.state). */
@@ -60,7 +67,9 @@ export function endSessionRoutes(deps: {
       ctx.query = { ...rest, client_id: verified.clientId };
       (ctx.state as LogoutState).logoutHint = verified;
     }
+    const browserSessionId = readEngineSessionId(ctx);
     await next();
+    rememberBrowserSessionId(ctx, browserSessionId);
     const verified = (ctx.state as LogoutState).logoutHint;
     if (verified && ctx.status < 400) {
       // In one transaction: the inbound SSO sessions made from these grants end with them, or none does.
@@ -79,24 +88,37 @@ export function endSessionRoutes(deps: {
     await next();
     const oidc = (ctx as unknown as { oidc?: KoaContextWithOIDC['oidc'] }).oidc;
     const session = oidc?.session;
-    const accountId = session?.accountId;
-    if (!session || !oidc?.params?.logout || !accountId || ctx.status >= 400) return;
+    if (!session || !oidc?.params?.logout || ctx.status >= 400) return;
     const now = deps.clock.now();
-    // The engine keeps the grants of the session it ended (every authorization persists logout, for
-    // offline access): revoked here, so an application's refresh token obtained in this browser dies
-    // with the sign-in, as at the service's own logout.
-    // In one transaction, with the inbound SSO sessions made from them (endSessionsFromGrants).
-    await deps.db.transaction((trx) =>
-      revokeGrantsOfEngineSession(
-        trx,
-        accountId,
-        {
-          uid: session.uid,
-          grantIds: grantIdsNamedBy(session),
-        },
-        now,
-      ),
-    );
+    let accountId = session.accountId;
+    if (accountId) {
+      const signedIn = accountId;
+      // The engine keeps the grants of the session it ended (every authorization persists logout, for
+      // offline access): revoked here, so an application's refresh token obtained in this browser dies
+      // with the sign-in, as at the service's own logout.
+      // In one transaction, with the inbound SSO sessions made from them (endSessionsFromGrants).
+      await deps.db.transaction((trx) =>
+        revokeGrantsOfEngineSession(
+          trx,
+          signedIn,
+          {
+            uid: session.uid,
+            grantIds: grantIdsNamedBy(session),
+          },
+          now,
+        ),
+      );
+    } else {
+      // The engine found no session under this browser's id: the one that id stands for now, renamed
+      // in a copy of the cookie (rememberBrowserSessionId), ends here with its grants (endBrowserSignInOf).
+      const browserSessionId = takeBrowserSessionId(ctx);
+      if (browserSessionId === undefined) return;
+      const owner = await accountOfEngineSessionId(deps.db, browserSessionId);
+      if (owner === undefined) return;
+      const ended = await deps.db.transaction((trx) => endBrowserSignInOf(trx, owner, browserSessionId, now));
+      if (!ended) return;
+      accountId = owner;
+    }
     const device = await findDeviceBinding(deps.db, readDeviceCookie(ctx));
     if (device) {
       await revokeDeviceSessions(deps.db, accountId, device, 'logout', now);
@@ -104,4 +126,36 @@ export function endSessionRoutes(deps: {
     clearRefreshCookie(ctx, deps.apiPrefix);
   });
   return router;
+}
+
+/** The engine session id this browser held when its logout began (rememberBrowserSessionId). */
+const browserSessionCookie = 'logout_browser_session';
+
+/**
+ * The engine found no session under the id this browser's cookie holds, and made an empty one for the
+ * logout (its cookie now names that one): the id may still stand for a live session, renamed in a copy
+ * of the cookie that went back through the sign-in pages (a thief's, liveEngineSessionNamedBy). Kept
+ * for the confirmation in a signed, httpOnly cookie of this browser, from this browser's own signed
+ * engine cookie only, so the confirmed logout ends that session too.
+ */
+function rememberBrowserSessionId(ctx: Context, browserSessionId: string | undefined): void {
+  const session = (ctx as unknown as { oidc?: KoaContextWithOIDC['oidc'] }).oidc?.session;
+  const sessionId = (session as unknown as { id?: string } | undefined)?.id;
+  if (!session || session.accountId || !browserSessionId || browserSessionId === sessionId) return;
+  ctx.cookies.set(browserSessionCookie, browserSessionId, {
+    httpOnly: true,
+    sameSite: 'lax',
+    signed: true,
+    path: basePath(ctx) || '/',
+    maxAge: 10 * 60 * 1000,
+  });
+}
+
+/** The id rememberBrowserSessionId kept, once: its cookie is cleared. */
+function takeBrowserSessionId(ctx: Context): string | undefined {
+  const browserSessionId = ctx.cookies.get(browserSessionCookie, { signed: true }) || undefined;
+  if (browserSessionId !== undefined) {
+    ctx.cookies.set(browserSessionCookie, null, { signed: true, path: basePath(ctx) || '/' });
+  }
+  return browserSessionId;
 }

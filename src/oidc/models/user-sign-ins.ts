@@ -77,6 +77,17 @@ export async function endBrowserSignInOf(
   return true;
 }
 
+/** The account of the engine session row `engineSessionId`, live or ended (endBrowserSignInOf's user). */
+export async function accountOfEngineSessionId(
+  db: Queryable,
+  engineSessionId: string,
+): Promise<string | undefined> {
+  const row: { account_id: string | null } | undefined = await db('oidc_payloads')
+    .where({ model: 'Session', id: engineSessionId })
+    .first('account_id');
+  return row?.account_id ?? undefined;
+}
+
 /**
  * Revokes the grants issued in one engine session of the user (see endBrowserSignInOf): the ones it
  * names, every one it has named before (engine-session-grants.ts: an application that authorized
