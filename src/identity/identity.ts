@@ -172,8 +172,9 @@ export async function createIdentity(deps: IdentityDeps): Promise<Identity> {
     .register(accountSelectionStep)
     .register(createQrStep({ issuer: config.issuer }))
     .register(createOAuthStep({ issuer: config.issuer, providers: oauthProviders }));
+  const planner = new UserFunnelPlanner(authMethods);
   const flows = new AuthFlowEngine(db, clock, steps, new StoredFunnels(db), {
-    planner: new UserFunnelPlanner(authMethods),
+    planner,
     finishers: { registration: createAccountFinisher(authMethods) },
     passwordHashing,
   });
@@ -195,6 +196,7 @@ export async function createIdentity(deps: IdentityDeps): Promise<Identity> {
     sessionPolicy,
     apiPrefix: identityApiPrefix,
     brand: config.brand ?? brandFrom({}),
+    planner,
   });
   await prepareDecoyHash(passwordHashing);
 

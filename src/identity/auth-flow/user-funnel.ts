@@ -74,13 +74,7 @@ export class UserFunnelPlanner {
     remaining: FunnelStep[],
     user: { userId: string; identifierKind?: string | undefined; alreadyAuthenticated: boolean },
   ): Promise<PersonalizedFunnel> {
-    // The user's methods and the allowed methods in one statement.
-    const { states, read } = await loadUserMethodStatesWith(
-      db,
-      user.userId,
-      storedSettingRead(allowedMethodsSetting),
-    );
-    const allowedMethods = settingValue(allowedMethodsSetting, read as { value: unknown } | null);
+    const { states, allowedMethods } = await this.#load(db, user.userId);
     return personalizeFunnel(remaining, {
       states,
       allowedMethods,
@@ -88,5 +82,48 @@ export class UserFunnelPlanner {
       identifierKind: user.identifierKind,
       alreadyAuthenticated: user.alreadyAuthenticated,
     });
+  }
+
+  /**
+   * The methods the user's own login would ask them to prove: the whole configured `funnel`,
+   * personalized as after they typed their email, or their phone (that decides which method a code
+   * proves), whichever asks more. Only methods the user has count: a step for one they don't have
+   * asks nothing they could give. With the user's method states (one read).
+   */
+  async methodsAskedAtLogin(
+    db: Queryable,
+    funnel: FunnelStep[],
+    user: { id: string; email: string | null; phone: string | null },
+  ): Promise<{ methods: AuthMethodType[]; states: UserMethodStates }> {
+    const { states, allowedMethods } = await this.#load(db, user.id);
+    const kinds = [user.email ? 'email' : undefined, user.phone ? 'phone' : undefined].filter(Boolean);
+    let methods: AuthMethodType[] = [];
+    for (const identifierKind of kinds.length > 0 ? kinds : [undefined]) {
+      const { steps } = personalizeFunnel(funnel, {
+        states,
+        allowedMethods,
+        methods: this.methods,
+        identifierKind,
+        alreadyAuthenticated: false,
+      });
+      const asked = new Set(
+        steps
+          .map((step) => this.methods.forStep(step.stepId, identifierKind)?.type)
+          .filter((type): type is AuthMethodType => type !== undefined && states.isConfigured(type)),
+      );
+      if (asked.size > methods.length) methods = [...asked];
+    }
+    return { methods, states };
+  }
+
+  async #load(db: Queryable, userId: string) {
+    // The user's methods and the allowed methods in one statement.
+    const { states, read } = await loadUserMethodStatesWith(
+      db,
+      userId,
+      storedSettingRead(allowedMethodsSetting),
+    );
+    const allowedMethods = settingValue(allowedMethodsSetting, read as { value: unknown } | null);
+    return { states, allowedMethods };
   }
 }

@@ -1,9 +1,10 @@
 import type { Knex } from 'knex';
 import type { Queryable } from '../../db/database.js';
 import { auditEventTypes, writeAuditEvent } from '../audit/audit-log.js';
+import { loadFunnel } from '../auth-flow/funnel-steps.js';
 import type { RequestInfo } from '../auth-flow/step.js';
+import type { UserFunnelPlanner } from '../auth-flow/user-funnel.js';
 import { userAuthMethodFromRow, type UserAuthMethodRow } from '../auth-methods/user-auth-methods.js';
-import { loadUserMethodStates } from '../auth-methods/user-method-states.js';
 import { findUserById, findUserByIdentifier, insertUser, type User } from '../users/user.js';
 import { accountCreatedEvent } from '../registration/create-account.js';
 import { FederationError } from './federation-error.js';
@@ -23,19 +24,24 @@ export async function findLinkedProvider(db: Queryable, providerId: string, subj
 }
 
 /** How the sign-in continues after the provider answered. */
-export interface FederatedSignInOptions {
+export type FederatedSignInOptions =
+  /**
+   * A provider's button: the sign-in ends with the provider's answer, so an account whose own login
+   * asks for more than one proof is refused; `planner` tells what that login asks.
+   */
+  | { funnelContinues?: false; planner: UserFunnelPlanner }
   /**
    * The provider is a step of a login funnel (`oauth`): the rest of the funnel, with its second factor,
-   * still runs after it, so an account with an authenticator app may go on.
+   * still runs after it, so any active account may go on.
    */
-  funnelContinues?: boolean;
-}
+  | { funnelContinues: true };
 
 /**
- * The account may be signed in to through a provider: active, and not protected by an authenticator
- * app. The provider proves only who the person is there; the buttons don't run the rest of the login
- * funnel, so an account with TOTP signs in the usual way (its password and code), or through a funnel
- * whose `oauth` step is followed by the rest of the funnel.
+ * The account may be signed in to through a provider: active, and, through a button, not protected
+ * by a second proof. The provider stands for one proof only and the buttons don't run the rest of the
+ * login funnel, so an account whose login asks for more (an authenticator app, a code after the
+ * password, a code the user turned on) signs in the usual way, or through a funnel whose `oauth` step
+ * is followed by the rest of the funnel.
  */
 async function assertUsable(
   trx: Knex.Transaction,
@@ -43,10 +49,25 @@ async function assertUsable(
   options: FederatedSignInOptions,
 ): Promise<User> {
   if (user.status !== 'active') throw new FederationError('account_disabled');
-  if (!options.funnelContinues && (await loadUserMethodStates(trx, user.id)).isActive('totp')) {
+  if (!options.funnelContinues && (await loginAsksSecondProof(trx, user, options.planner))) {
     throw new FederationError('second_factor_required');
   }
   return user;
+}
+
+/**
+ * The user's own login (the configured funnel, personalized as the login would) asks them to prove
+ * more than one method, or they have an active authenticator app: the app counts even when the
+ * funnel no longer asks for it, since the user set it up to guard the account.
+ */
+async function loginAsksSecondProof(
+  trx: Knex.Transaction,
+  user: User,
+  planner: UserFunnelPlanner,
+): Promise<boolean> {
+  const funnel = await loadFunnel(trx, 'login');
+  const { methods, states } = await planner.methodsAskedAtLogin(trx, funnel, user);
+  return methods.length > 1 || states.isActive('totp');
 }
 
 /**
@@ -66,7 +87,7 @@ export async function resolveFederatedSignIn(
   identity: UpstreamIdentity,
   request: RequestInfo,
   now: Date,
-  options: FederatedSignInOptions = {},
+  options: FederatedSignInOptions,
 ): Promise<FederatedSignIn> {
   const linked = await findLinkedProvider(trx, providerId, identity.subject);
   if (linked) {

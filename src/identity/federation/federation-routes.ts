@@ -25,6 +25,7 @@ import { findActiveSession } from '../sessions/sessions.js';
 import type { MainAuthSigning } from '../sessions/main-auth-tokens.js';
 import { setRefreshCookie } from '../sessions/refresh-cookie.js';
 import { identifiedUserOfOAuthStep } from '../auth-flow/flow-session.js';
+import type { UserFunnelPlanner } from '../auth-flow/user-funnel.js';
 import { findLinkedProvider, linkProvider, resolveFederatedSignIn } from './federated-accounts.js';
 import { federationCookies, attemptLifetimeMs, pendingLinkLifetimeMs } from './federation-cookies.js';
 import { FederationError } from './federation-error.js';
@@ -51,6 +52,8 @@ export interface FederationDependencies {
   apiPrefix: string;
   /** The pages' brand (the "signed in" page of a sign-in with no place to return to). */
   brand: Brand;
+  /** What a user's login asks (a button refuses an account whose login asks for a second proof). */
+  planner: UserFunnelPlanner;
 }
 
 /** The OIDC `amr` value of a sign-in through a third-party provider (RFC 8176: federated). */
@@ -210,7 +213,9 @@ export class Federation {
         if (interactionUid === undefined)
           return await this.#signInToSession(ctx, client.provider, identity, attempt.returnTo, context);
         const signedIn = await this.deps.db.transaction(async (trx) => {
-          const outcome = await resolveFederatedSignIn(trx, client.provider.id, identity, request, now);
+          const outcome = await resolveFederatedSignIn(trx, client.provider.id, identity, request, now, {
+            planner: this.deps.planner,
+          });
           if (outcome.kind !== 'signed_in') return outcome;
           const device = await bindDeviceAtSignIn(trx, readDeviceCookie(ctx), request, outcome.user.id, now);
           await this.#auditSignIn(trx, outcome.user.id, client.provider, request, now);
@@ -338,7 +343,9 @@ export class Federation {
     const request = requestInfo(ctx);
     const deviceCookie = readDeviceCookie(ctx);
     const result = await db.transaction(async (trx) => {
-      const outcome = await resolveFederatedSignIn(trx, provider.id, identity, request, now);
+      const outcome = await resolveFederatedSignIn(trx, provider.id, identity, request, now, {
+        planner: this.deps.planner,
+      });
       if (outcome.kind !== 'signed_in') return outcome;
       await this.#auditSignIn(trx, outcome.user.id, provider, request, now);
       const tokens = await completeSignIn(
