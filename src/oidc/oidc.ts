@@ -153,6 +153,7 @@ export async function createOidc(deps: OidcDeps): Promise<Oidc> {
           provider,
           keySet,
           oauthTokens: tokenVerification.oauthTokens,
+          mainAuthSessions: deps.mainAuthSessions,
           activeUsers,
         }),
       ],

@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { updateClient } from '../../src/oidc/models/oauth-client.js';
-import { createServiceClient, createTestClient } from '../support/fixtures.js';
+import { createServiceClient, createTestClient, createTestUser } from '../support/fixtures.js';
 import { discover, oidc } from '../support/relying-party.js';
-import { mainAuthToken, userWithTokens } from '../support/sign-in.js';
+import { mainAuthToken, startTestSession, userWithTokens } from '../support/sign-in.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 let service: TestService;
@@ -76,6 +76,33 @@ describe('POST /oauth/introspect', () => {
     ]);
     const answer = await introspect(basic(client.clientId, clientSecret!), { token: tokens.access_token });
     expect(answer.body).toMatchObject({ active: true, sub: user.id });
+  });
+
+  it('tells a resource server whether a main-auth token’s session is live; nobody else', async () => {
+    const { client: resourceServer, clientSecret } = await createServiceClient(service.service.db, [
+      'service:crm.aggregates.read',
+    ]);
+    const asResourceServer = basic(resourceServer.clientId, clientSecret!);
+    const user = await createTestUser(service.service.db);
+    const sessionId = await startTestSession(service, user.id);
+    const token = await mainAuthToken(service, user, { sessionId });
+    const live = await introspect(asResourceServer, { token });
+    expect(live).toMatchObject({ status: 200, body: { active: true, sub: user.id, iss: service.issuer } });
+    expect(live.body.exp! as number).toBeGreaterThan(Date.now() / 1000);
+    // An application's client sees no tokens but its own: a main-auth token is nobody's.
+    const application = await createTestClient(service.service.db, { type: 'confidential' });
+    const asApplication = basic(application.client.clientId, application.clientSecret!);
+    expect((await introspect(asApplication, { token })).body).toEqual({ active: false });
+
+    // The owner throws that session out from another device: a copy of its token is inactive here at
+    // once, whatever its exp says.
+    const elsewhere = await mainAuthToken(service, user);
+    const revoked = await fetch(service.url(`/api/v2/identity/security/sessions/${sessionId}`), {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${elsewhere}` },
+    });
+    expect(revoked.status).toBe(200);
+    expect((await introspect(asResourceServer, { token })).body).toEqual({ active: false });
   });
 
   it('answers exactly {"active":false} for what is not active or not the caller’s', async () => {

@@ -1,3 +1,4 @@
+import { decodeProtectedHeader } from 'jose';
 import type { Middleware } from 'koa';
 import type { Client, Provider } from 'oidc-provider';
 import { z } from 'zod';
@@ -12,7 +13,16 @@ import {
   verifyOAuthAccessToken,
   type OAuthAccessTokenClaims,
 } from '../../tokens/oauth-access-token.js';
-import { scopesStillAllowed, type OAuthTokenStanding } from '../../tokens/principal.js';
+import {
+  mainAuthTokenType,
+  verifyMainAuthAccessToken,
+  type MainAuthAccessTokenClaims,
+} from '../../tokens/main-auth-access-token.js';
+import {
+  scopesStillAllowed,
+  type MainAuthSessionStanding,
+  type OAuthTokenStanding,
+} from '../../tokens/principal.js';
 import { VerifiedTokenCache } from '../../tokens/verified-token-cache.js';
 import type { ActiveUserCache } from '../active-user-cache.js';
 import { authenticateClientWithBasic } from '../client-authentication.js';
@@ -30,8 +40,9 @@ type Introspection =
   | {
       active: true;
       sub: string;
-      client_id: string;
-      scope: string;
+      /** A main-auth token has no client and no scopes (its authority is its roles and permissions). */
+      client_id?: string;
+      scope?: string;
       exp: number;
       iat: number;
       iss: string;
@@ -50,7 +61,9 @@ const bodyLimit = 56 * 1024;
  * issuer or not visible to the caller gets `{"active":false}` only.
  *
  * Who sees what: a client sees its own tokens; a service client (client_credentials, i.e. a resource
- * server) also sees other clients' access tokens. Refresh tokens are only ever visible to their client.
+ * server) also sees other clients' access tokens, and main-auth tokens (the service's own sign-in, which
+ * the ecosystem's services accept too): active while their session is live, so a service can learn that
+ * a copied token's owner signed out before its exp. Refresh tokens are only ever visible to their client.
  *
  * An access token is inactive once its grant is revoked, its client disabled or its user disabled: all
  * three are answered from per-node memory refreshed every few seconds, so a verified token costs no
@@ -67,9 +80,10 @@ export function introspectionEndpoint(deps: {
   provider: Provider;
   keySet: PublishedKeySet;
   oauthTokens: OAuthTokenStanding;
+  mainAuthSessions: MainAuthSessionStanding;
   activeUsers: ActiveUserCache;
 }): Middleware {
-  const { config, db, clock, provider, keySet, oauthTokens, activeUsers } = deps;
+  const { config, db, clock, provider, keySet, oauthTokens, mainAuthSessions, activeUsers } = deps;
   // A resource server introspects the bearer token of every call it serves: one verification per token.
   const verifiedTokens = new VerifiedTokenCache<OAuthAccessTokenClaims>(clock);
 
@@ -115,6 +129,45 @@ export function introspectionEndpoint(deps: {
     };
   };
 
+  const verifiedMainAuthTokens = new VerifiedTokenCache<MainAuthAccessTokenClaims>(clock);
+
+  const introspectMainAuthToken = async (token: string, caller: Client): Promise<Introspection> => {
+    // Issued to no client: only a resource server sees it, as it sees other clients' tokens.
+    if (!caller.grantTypeAllowed('client_credentials')) return inactive;
+    let claims = verifiedMainAuthTokens.get(token);
+    if (!claims) {
+      try {
+        claims = await verifyMainAuthAccessToken(token, keySet, {
+          issuer: config.issuer,
+          audience: config.apiAudience,
+          clock,
+        });
+      } catch (error) {
+        if (error instanceof InvalidAccessTokenError) return inactive;
+        throw error;
+      }
+      verifiedMainAuthTokens.set(token, claims);
+    }
+    // Logged out, revoked, expired, idle, or its user disabled: as every API of the service refuses it.
+    if (!(await mainAuthSessions.isLive({ sessionId: claims.sessionId, userId: claims.sub }))) {
+      return inactive;
+    }
+    return {
+      active: true,
+      sub: claims.sub,
+      exp: claims.exp!,
+      iat: claims.iat!,
+      iss: claims.iss!,
+      token_type: 'Bearer',
+    };
+  };
+
+  /** A JWT of ours is an OAuth access token (at+jwt) or a main-auth token (JWT), by its signed header. */
+  const introspectJwt = (token: string, caller: Client): Promise<Introspection> =>
+    verifiedTokens.get(token) === undefined && isMainAuthToken(token)
+      ? introspectMainAuthToken(token, caller)
+      : introspectAccessToken(token, caller);
+
   const introspectRefreshToken = async (token: string, caller: Client): Promise<Introspection> => {
     const refreshToken = await findActiveRefreshToken(db, token, clock.now());
     if (!refreshToken || refreshToken.clientId !== caller.clientId) return inactive;
@@ -147,7 +200,15 @@ export function introspectionEndpoint(deps: {
     const looksLikeJwt = token.split('.').length === 3;
     ctx.set('Cache-Control', 'no-store');
     ctx.body = looksLikeJwt
-      ? await introspectAccessToken(token, caller)
+      ? await introspectJwt(token, caller)
       : await introspectRefreshToken(token, caller);
   };
+}
+
+function isMainAuthToken(token: string): boolean {
+  try {
+    return decodeProtectedHeader(token).typ === mainAuthTokenType;
+  } catch {
+    return false;
+  }
 }
