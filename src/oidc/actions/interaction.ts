@@ -40,7 +40,7 @@ import { authPagePath } from '../auth-page-path.js';
 import { finishedSignIns } from '../finished-sign-ins.js';
 import { flowBrowser } from '../flow-browser.js';
 import { saveConsent } from '../models/consent.js';
-import { isOidcScope } from '../scopes.js';
+import { isOidcScope, splitScope } from '../scopes.js';
 import type { Brand } from '../../brand.js';
 
 export interface InteractionDependencies {
@@ -571,9 +571,17 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
     ctx.redirect(publicPath(ctx, localPath(back.back) ?? `/${pageLanguage(ctx)}/auth`));
   });
 
+  /**
+   * The scopes the screen names and the consent gives: those not consented yet; and when the screen
+   * shows although the person consented before (a native app, whose identity can't be assured, or the
+   * client's prompt=consent), every scope asked for: Allow gives them all, and an empty list would
+   * hide what an app that claimed the redirect gets (ASVS 5 10.7.2).
+   */
   const consentScopes = (interaction: Interaction, allowed: Set<string>): string[] => {
     const missing = (interaction.prompt.details.missingOIDCScope as string[] | undefined) ?? [];
-    return missing.filter((scope) => allowed.has(scope) && isOidcScope(scope));
+    const askedAgain = interaction.prompt.reasons.some((reason) => consentAskedAgain.has(reason));
+    const asked = askedAgain ? splitScope(String(interaction.params.scope ?? '')) : [];
+    return [...new Set([...missing, ...asked])].filter((scope) => allowed.has(scope) && isOidcScope(scope));
   };
 
   const renderConsent = async (ctx: Context, page: PageRequest, interaction: Interaction) => {
@@ -634,6 +642,9 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
 class InteractionMismatch extends Error {}
 
 const languageSegment = /^[a-z]{2}(-[A-Za-z]{2,4})?$/;
+
+/** Why the engine shows the consent screen for scopes consented before (its consent prompt's checks). */
+const consentAskedAgain = new Set(['native_client_prompt', 'consent_prompt']);
 
 /** The prompts this page answers with a flow (prompt=create rides on login: interaction-policy.ts). */
 const signInPrompts = new Set(['login']);
