@@ -28,6 +28,7 @@ describe('POST /oauth/sso/inbound and POST /api/v2/identity/auth/inbound', () =>
       access_token: parties.accessToken,
     });
     expect(issued.status).toBe(201);
+    expect(issued.headers.get('cache-control')).toBe('no-store');
     const body = (await issued.json()) as { login_token: string; expires_in: number; login_url: string };
     expect(body.expires_in).toBe(60);
     expect(body.login_url).toBe(`${service.issuer}/inbound-login.html#login_token=${body.login_token}`);

@@ -29,6 +29,7 @@ async function issuedCode(parties: Awaited<ReturnType<typeof ssoParties>>, scope
     ...(scope ? { scope } : {}),
   });
   expect(response.status).toBe(201);
+  expect(response.headers.get('cache-control')).toBe('no-store');
   return (await response.json()) as { code: string; scope: string; expires_in: number; client_id: string };
 }
 

@@ -101,6 +101,8 @@ export function ssoInboundRoutes(deps: {
       now,
     );
     ctx.status = 201;
+    // A credential, as a token response is (RFC 6749 §5.1): never kept by a cache on the way.
+    ctx.set('Cache-Control', 'no-store');
     ctx.body = {
       login_token: token,
       expires_in: inboundLoginTokenLifetimeSeconds,

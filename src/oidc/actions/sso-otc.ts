@@ -62,6 +62,8 @@ export function ssoOtcRoutes(deps: {
       sessionId: principal.sessionId,
     });
     ctx.status = 201;
+    // A credential, as a token response is (RFC 6749 §5.1): never kept by a cache on the way.
+    ctx.set('Cache-Control', 'no-store');
     ctx.body = {
       code: issued.code,
       client_id: issued.clientId,
