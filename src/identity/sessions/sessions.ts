@@ -265,25 +265,34 @@ async function revokeSessionsWhere(
   // What these sessions vouched for ends with them: the sessions their QR approvals started (and
   // theirs in turn). A thief who approved a code of their own machine with a copied token and took
   // it at once would otherwise keep a session of their own after the owner ended the copied one.
+  // Those can be more than one statement binds (each QR sign-in or inbound login a thief takes is a
+  // session): every list below goes a chunk at a time (statement-chunks.ts), each step over all of
+  // them before the next, so rows are locked in the order one statement per step locked them.
   for (let started = ids; started.length > 0;) {
-    const children: { id: string }[] = await db('sessions')
-      .whereIn('started_by_session_id', started)
-      .where({ is_revoked: false })
-      .update({ is_revoked: true, revoked_at: now, revoked_reason: reason.slice(0, 100) }, ['id']);
-    started = children.map((row) => row.id);
-    ids.push(...started);
+    const children: string[] = [];
+    for (const chunk of chunksOf(started)) {
+      const rows: { id: string }[] = await db('sessions')
+        .whereIn('started_by_session_id', chunk)
+        .where({ is_revoked: false })
+        .update({ is_revoked: true, revoked_at: now, revoked_reason: reason.slice(0, 100) }, ['id']);
+      children.push(...rows.map((row) => row.id));
+    }
+    started = children;
+    // One at a time: spreading a list this long into push's arguments can overflow the stack.
+    for (const id of started) ids.push(id);
   }
   // This node refuses their access tokens from now on (before the commit: never accepted late).
   announceSessionsEnded(ids);
-  if (ids.length > 0) {
+  const chunks = chunksOf(ids);
+  for (const chunk of chunks) {
     await db('refresh_tokens')
-      .whereIn('session_id', ids)
+      .whereIn('session_id', chunk)
       .where({ is_revoked: false })
       .update({ is_revoked: true, revoked_at: now });
-    await endPendingSignInsStartedBy(db, ids, now);
-    await endEngineSignInsStartedBy(db, ids, now);
-    await revokeGrantsStartedBy(db, ids, now);
   }
+  for (const chunk of chunks) await endPendingSignInsStartedBy(db, chunk, now);
+  for (const chunk of chunks) await endEngineSignInsStartedBy(db, chunk, now);
+  for (const chunk of chunks) await revokeGrantsStartedBy(db, chunk, now);
   return ids;
 }
 
