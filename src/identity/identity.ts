@@ -63,14 +63,14 @@ import { sessionAuthentications } from './reauthentication/session-authenticatio
 import { createAccountFinisher } from './registration/create-account.js';
 import type { MainAuthSigning } from './sessions/main-auth-tokens.js';
 import { requireSignedIn } from './sessions/require-signed-in.js';
-import { cleanUpExpiredSessions } from './sessions/session-cleanup.js';
+import { sessionCleanupTasks } from './sessions/session-cleanup.js';
 import type { SessionPolicy } from './sessions/session-policy.js';
 import { recordAuthentication, revokeUserSessions } from './sessions/sessions.js';
 import { configuredTransports } from './transports/configured-transports.js';
 import type { DevelopmentTransport } from './transports/development-transport.js';
 import type { Transport } from './transports/transport.js';
 import type { TransportRegistry } from './transports/transport-registry.js';
-import { cleanUpSecurityRecords } from './verification/security-records-cleanup.js';
+import { securityRecordsCleanupTasks } from './verification/security-records-cleanup.js';
 
 export interface IdentityDeps {
   config: Config;
@@ -268,10 +268,7 @@ export async function createIdentity(deps: IdentityDeps): Promise<Identity> {
     recentAuthentication,
     sessionAuthentications: sessionAuths,
     routers,
-    cleanupTasks: [
-      { name: 'security records', run: cleanUpSecurityRecords },
-      { name: 'main-auth sessions', run: cleanUpExpiredSessions },
-    ],
+    cleanupTasks: [...securityRecordsCleanupTasks, ...sessionCleanupTasks],
     close: () => transports.close(),
   };
 }

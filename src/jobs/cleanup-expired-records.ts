@@ -25,14 +25,34 @@ export const cleanupBatchRows = 2_000;
 export function expiredRows(
   table: string,
   expired: (query: Knex.QueryBuilder, now: Date) => Knex.QueryBuilder,
+  name = table,
 ): CleanupTask {
   return {
-    name: table,
+    name,
     // ctid: the row's address, which every table has, whatever its key.
     run: (db, now) =>
       db(table)
         .whereIn('ctid', expired(db(table).select('ctid'), now).limit(cleanupBatchRows))
         .delete(),
+  };
+}
+
+/**
+ * Gives the rows of `table` that `selected` selects the values `changes`, a batch at a time, as
+ * expiredRows deletes; reports how many. `selected` must no longer select a row once it is changed.
+ */
+export function rowsToChange(
+  name: string,
+  table: string,
+  selected: (query: Knex.QueryBuilder, now: Date) => Knex.QueryBuilder,
+  changes: Record<string, unknown>,
+): CleanupTask {
+  return {
+    name,
+    run: (db, now) =>
+      db(table)
+        .whereIn('ctid', selected(db(table).select('ctid'), now).limit(cleanupBatchRows))
+        .update(changes),
   };
 }
 

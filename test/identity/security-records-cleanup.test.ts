@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../src/db/database.js';
 import { assertLoginAllowed } from '../../src/identity/brute-force/login-protection.js';
-import { cleanUpSecurityRecords } from '../../src/identity/verification/security-records-cleanup.js';
+import { securityRecordsCleanupTasks } from '../../src/identity/verification/security-records-cleanup.js';
+import { cleanupExpiredRecords } from '../../src/jobs/cleanup-expired-records.js';
 import { issueVerificationCode } from '../../src/identity/verification/verification-codes.js';
 import { createTestDatabase } from '../support/database.js';
 import { createTestUser, uniqueEmail } from '../support/fixtures.js';
@@ -53,8 +54,8 @@ describe('hourly cleanup of codes and counters', () => {
     await assertLoginAllowed({ db, clock }, { userId: user.id, ip: freshIp, addressBlock: freshIp });
     clock.advanceSeconds(6 * 60);
 
-    const removed = await cleanUpSecurityRecords(db, clock.now());
-    expect(removed.codesDeleted).toBeGreaterThanOrEqual(1);
+    const removed = await cleanupExpiredRecords(db, clock.now(), securityRecordsCleanupTasks);
+    expect(removed?.verification_codes).toBeGreaterThanOrEqual(1);
     expect(await db('verification_codes').where({ identifier: old }).first()).toBeUndefined();
     expect((await db('verification_codes').where({ identifier: lapsing }).first()).status).toBe('expired');
     // Ladders idle for a day go, of unknown identifiers and of accounts alike; a recent one stays.

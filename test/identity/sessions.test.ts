@@ -4,7 +4,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { sha256 } from '../../src/crypto/digest.js';
 import { grantRole } from '../../src/identity/access/user-access.js';
 import { listAuditEvents } from '../../src/identity/audit/audit-log.js';
-import { cleanUpExpiredSessions } from '../../src/identity/sessions/session-cleanup.js';
+import { sessionCleanupTasks } from '../../src/identity/sessions/session-cleanup.js';
+import { cleanupExpiredRecords } from '../../src/jobs/cleanup-expired-records.js';
 import { createTestUser } from '../support/fixtures.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 import { IdentityClient, MovableClock, randomIp, refreshCookieOf } from './support/identity-client.js';
@@ -115,8 +116,8 @@ describe('refresh: rotation in one transaction, reuse detection', () => {
       const expired = await client.post('/auth/refresh', undefined, { cookie: login.refreshCookie });
       expect(expired.status).toBe(401);
       // The hourly cleanup removes the expired session with its refresh tokens.
-      const removed = await cleanUpExpiredSessions(service.service.db, clock.now());
-      expect(removed.sessionsDeleted).toBeGreaterThanOrEqual(1);
+      const removed = await cleanupExpiredRecords(service.service.db, clock.now(), sessionCleanupTasks);
+      expect(removed?.sessions).toBeGreaterThanOrEqual(1);
       expect(await service.service.db('sessions').where({ id: login.sessionId })).toHaveLength(0);
       expect(await service.service.db('refresh_tokens').where({ session_id: login.sessionId })).toHaveLength(
         0,

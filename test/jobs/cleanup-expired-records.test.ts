@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from '../../src/crypto/digest.js';
+import { sessionCleanupTasks } from '../../src/identity/sessions/session-cleanup.js';
+import { securityRecordsCleanupTasks } from '../../src/identity/verification/security-records-cleanup.js';
 import { cleanupBatchRows, cleanupExpiredRecords } from '../../src/jobs/cleanup-expired-records.js';
-import { userWithTokens } from '../support/sign-in.js';
+import { createTestUser } from '../support/fixtures.js';
+import { startTestSession, userWithTokens } from '../support/sign-in.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 let service: TestService;
@@ -84,6 +87,53 @@ describe('hourly cleanup of expired records', () => {
     }
     expect(await db('rate_limits').where('key', 'like', 'flood-%')).toHaveLength(0);
     expect(await db('rate_limits').where({ key: 'still-counting' })).toHaveLength(1);
+  });
+
+  it("deletes a flood of a stranger's sign-in counters and a session's tokens in batches too", async () => {
+    const { db } = service.service;
+    const now = new Date();
+    const flood = cleanupBatchRows * 2 + 7;
+    const dayAgo = new Date(now.getTime() - 25 * 60 * 60 * 1000);
+    // What failed sign-ins with made-up identifiers leave (a ladder each), and a session refreshed
+    // from address after address (a token per refresh, all kept until the session expires).
+    await db.batchInsert(
+      'login_source_lockouts',
+      Array.from({ length: flood }, (_, index) => ({
+        account: `identifier:flood-${index}@example.com`,
+        source: 'ip:192.0.2.1',
+        consecutive_failures: 1,
+        updated_at: dayAgo,
+      })),
+      1000,
+    );
+    const user = await createTestUser(db);
+    const session = await startTestSession(service, user.id);
+    await db('sessions').where({ id: session }).update({ expires_at: dayAgo });
+    await db('refresh_tokens').where({ session_id: session }).update({ expires_at: dayAgo });
+    await db.raw(
+      `insert into refresh_tokens (token_hash, session_id, user_id, expires_at)
+       select md5(random()::text || n), ?, ?, ? from generate_series(1, ?) n`,
+      [session, user.id, dayAgo, flood],
+    );
+    // What each delete statement of those tables removed, in order, with the commits between.
+    const statements: (number | 'commit')[] = [];
+    const onResponse = (response: unknown, query: { sql: string }) => {
+      if (/^delete from "(login_source_lockouts|refresh_tokens|sessions)"/i.test(query.sql)) {
+        statements.push(typeof response === 'number' ? response : Number.NaN);
+      } else if (/^commit/i.test(query.sql)) statements.push('commit');
+    };
+    db.on('query-response', onResponse);
+    try {
+      await cleanupExpiredRecords(db, now, [...securityRecordsCleanupTasks, ...sessionCleanupTasks]);
+    } finally {
+      db.off('query-response', onResponse);
+    }
+    const deletes = statements.filter((statement) => statement !== 'commit');
+    expect(deletes.length).toBeGreaterThanOrEqual(6);
+    for (const removed of deletes) expect(removed).toBeLessThanOrEqual(cleanupBatchRows);
+    expect(await db('login_source_lockouts').where('account', 'like', 'identifier:flood-%')).toHaveLength(0);
+    expect(await db('refresh_tokens').where({ session_id: session })).toHaveLength(0);
+    expect(await db('sessions').where({ id: session })).toHaveLength(0);
   });
 
   it('is run by one node at a time: concurrent runs do not fail, at most one does the work', async () => {

@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import type { Queryable } from '../../db/database.js';
 import {
   inFlightAfterRelease,
@@ -109,7 +110,10 @@ export async function clearAccountFailures(db: Queryable, account: string): Prom
   await db('login_account_failures').where({ account }).delete();
 }
 
-/** Rows untouched for an hour (every failure they hold is older): the hourly cleanup. */
-export async function deleteIdleAccountFailures(db: Queryable, now: Date): Promise<number> {
-  return db('login_account_failures').where('updated_at', '<', hourBefore(now)).delete();
+/**
+ * Rows untouched for an hour (every failure they hold is older), of `query` on login_account_failures:
+ * what the hourly cleanup deletes.
+ */
+export function idleAccountFailures(query: Knex.QueryBuilder, now: Date): Knex.QueryBuilder {
+  return query.where('updated_at', '<', hourBefore(now));
 }

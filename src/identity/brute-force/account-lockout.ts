@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import type { Queryable } from '../../db/database.js';
 import {
   inFlightAfterRelease,
@@ -147,12 +148,12 @@ export async function clearAccountLadders(db: Queryable, account: string): Promi
 }
 
 /**
- * Ladders idle for a day with no lock in force: the hourly cleanup. A source that has not failed for a
- * day starts again from zero (the account-wide bound still counts what it does).
+ * Ladders idle for a day with no lock in force, of `query` on login_source_lockouts: what the hourly
+ * cleanup deletes. A source that has not failed for a day starts again from zero (the account-wide
+ * bound still counts what it does).
  */
-export async function deleteIdleLadders(db: Queryable, cutoff: Date): Promise<number> {
-  return db('login_source_lockouts')
+export function idleLadders(query: Knex.QueryBuilder, cutoff: Date): Knex.QueryBuilder {
+  return query
     .where('updated_at', '<', cutoff)
-    .where((query) => query.whereNull('locked_until').orWhere('locked_until', '<', cutoff))
-    .delete();
+    .where((idle) => idle.whereNull('locked_until').orWhere('locked_until', '<', cutoff));
 }

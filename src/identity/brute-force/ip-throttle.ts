@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import type { Queryable } from '../../db/database.js';
 import {
   inFlightAfterRelease,
@@ -127,10 +128,9 @@ export function ipRelease(ip: string): CounterRelease {
   };
 }
 
-/** Windows over and locks expired: the hourly cleanup. */
-export async function deleteIdleIpThrottles(db: Queryable, now: Date): Promise<number> {
-  return db('login_ip_throttle')
+/** Windows over and locks expired, of `query` on login_ip_throttle: what the hourly cleanup deletes. */
+export function idleIpThrottles(query: Knex.QueryBuilder, now: Date): Knex.QueryBuilder {
+  return query
     .where('window_started_at', '<', windowStartFor(now))
-    .where((query) => query.whereNull('locked_until').orWhere('locked_until', '<', now))
-    .delete();
+    .where((idle) => idle.whereNull('locked_until').orWhere('locked_until', '<', now));
 }

@@ -7,12 +7,10 @@ import {
   accountClaim,
   accountRelease,
   clearAccountFailures,
-  deleteIdleAccountFailures,
   recordAccountFailure,
 } from './account-failure-limit.js';
 import {
   clearAccountLadders,
-  deleteIdleLadders,
   ladderClaim,
   ladderSuccess,
   lockoutSubject,
@@ -21,7 +19,7 @@ import {
 } from './account-lockout.js';
 import type { CounterClaim, CounterRelease } from './attempt-claims.js';
 import { claimTogether, releaseTogether, withReleases, type ReadAlongside } from './claim-together.js';
-import { deleteIdleIpThrottles, ipClaim, ipRelease, recordIpFailure } from './ip-throttle.js';
+import { ipClaim, ipRelease, recordIpFailure } from './ip-throttle.js';
 import { loginSourceOf, type LoginSource } from './login-source.js';
 
 export interface LoginProtectionDeps {
@@ -321,16 +319,4 @@ export async function clearAccountLockout(db: Queryable, userId: string): Promis
   const account = lockoutSubject({ userId })!;
   await clearAccountLadders(db, account);
   await clearAccountFailures(db, account);
-}
-
-/**
- * The hourly cleanup of the counters: ladders idle since `cutoff` with no lock in force, account-wide
- * counts untouched for an hour, IP windows that are over.
- */
-export async function deleteIdleLoginCounters(db: Queryable, now: Date, cutoff: Date) {
-  return {
-    lockoutsDeleted: await deleteIdleLadders(db, cutoff),
-    accountCountsDeleted: await deleteIdleAccountFailures(db, now),
-    ipWindowsDeleted: await deleteIdleIpThrottles(db, now),
-  };
 }

@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import type { Queryable } from '../../db/database.js';
 
 export const verificationPurposes = ['contact_verify', 'login', 'reset_password', 'sso_otc'] as const;
@@ -166,7 +167,12 @@ export async function expireOutdatedCodes(
   return query.update({ status: 'expired' });
 }
 
-/** Deletes codes that ended (used or expired) before `cutoff`: the hourly cleanup. */
-export async function deleteEndedCodes(db: Queryable, cutoff: Date): Promise<number> {
-  return db('verification_codes').where('expires_at', '<', cutoff).delete();
+/** Codes that ended (used or expired) before `cutoff`, of `query` on verification_codes: the hourly cleanup. */
+export function codesEndedBefore(query: Knex.QueryBuilder, cutoff: Date): Knex.QueryBuilder {
+  return query.where('expires_at', '<', cutoff);
+}
+
+/** Pending codes whose lifetime is over at `now`, of `query` on verification_codes. */
+export function lapsedCodes(query: Knex.QueryBuilder, now: Date): Knex.QueryBuilder {
+  return query.where({ status: 'pending' }).where('expires_at', '<=', now);
 }
