@@ -136,7 +136,7 @@ export async function createIdentity(deps: IdentityDeps): Promise<Identity> {
     deps.transports,
   );
   const messaging = { db, clock, transports, rateLimits, logger };
-  const notifications = new SecurityNotifications({ transports, messages: Messages.load(), logger });
+  const notifications = new SecurityNotifications({ transports, messages: Messages.load(), clock, logger });
   const { passwordHashing } = deps.settings;
   const passwordDeps: PasswordDeps = {
     ...messaging,

@@ -397,6 +397,7 @@ describe('sessions after a password change or reset', () => {
     notifications: new SecurityNotifications({
       transports: service.service.transports,
       messages: Messages.load(),
+      clock: service.service.clock,
     }),
   });
 

@@ -157,6 +157,41 @@ describe('security notifications', () => {
     expect(signInNoticesTo(user.email!)).toHaveLength(2);
   });
 
+  it('tells a user of at most five new-device sign-ins an hour: no loop of sign-ins floods the mail', async () => {
+    // The account's holder signs in again and again without the device cookie (each from another
+    // address, under every per-address limit): every sign-in was a message through the transport the
+    // whole service shares, where other people's codes waited behind them.
+    const user = await createTestUser(service.service.db);
+    const ip = randomIp();
+    let login = await client.login(user.email!, user.password, { ip });
+    for (let signIn = 1; signIn < 8; signIn++)
+      login = await client.login(user.email!, user.password, { ip: randomIp() });
+    expect(signInNoticesTo(user.email!)).toHaveLength(5);
+    // Changes are still told: each kind of notice has a budget of its own.
+    const changed = await client.request(
+      'POST',
+      '/auth/password/change',
+      {
+        currentPassword: user.password,
+        newPassword: 'a brand new passphrase',
+        newPasswordConfirmation: 'a brand new passphrase',
+      },
+      { token: login.accessToken, ip },
+    );
+    expect(changed.status).toBe(200);
+    expect(noticesTo(user.email!).map((message) => message.purpose)).toEqual([
+      'security_notice.password_changed',
+    ]);
+    // An hour on, the next new device is told again.
+    clock.advance(60 * 60 * 1000 + 1000);
+    try {
+      await client.login(user.email!, 'a brand new passphrase', { ip: randomIp() });
+      expect(signInNoticesTo(user.email!)).toHaveLength(6);
+    } finally {
+      clock.advance(-(60 * 60 * 1000 + 1000));
+    }
+  });
+
   it('tells the user of a first sign-in through the OIDC pages on a browser, not of the next one', async () => {
     const user = await createTestUser(service.service.db);
     const { client: application } = await createTestClient(service.service.db);
