@@ -4,14 +4,14 @@ import type { Database } from '../../db/database.js';
 import { notFound } from '../../http/api-error.js';
 import { requestInfo } from '../../http/request-info.js';
 import { activeSessionOf } from '../sessions/require-active-session.js';
-import { listAppSignInsOf } from '../../oidc/models/app-sign-ins.js';
+import { listAppSignInsOf, listedAppSignInsAtMost } from '../../oidc/models/app-sign-ins.js';
 import {
   endAppSignInOfUser,
   revokeOtherSessionsOfUser,
   revokeSessionOfUser,
 } from '../sessions/session-revocation.js';
 import type { SessionPolicy } from '../sessions/session-policy.js';
-import { listActiveSessions } from '../sessions/sessions.js';
+import { listActiveSessions, listedSessionsAtMost } from '../sessions/sessions.js';
 import type { IdentityRoutes } from './identity-api.js';
 
 export interface SecuritySessionRouteDependencies {
@@ -66,13 +66,22 @@ export function securitySessionRoutes(deps: SecuritySessionRouteDependencies): I
         tags: ['Security'],
         security: 'bearer',
         responses: {
-          200: { description: 'Active sessions, most recently active first', schema: sessionList },
+          200: {
+            description: `Active sessions, most recently active first: at most ${listedSessionsAtMost}, the current one among them`,
+            schema: sessionList,
+          },
           ...unauthorized,
         },
       },
       async (ctx) => {
         const current = activeSessionOf(ctx);
-        const sessions = await listActiveSessions(db, current.userId, deps.sessionPolicy, clock.now());
+        const sessions = await listActiveSessions(
+          db,
+          current.userId,
+          deps.sessionPolicy,
+          clock.now(),
+          current.id,
+        );
         ctx.set('Cache-Control', 'no-store');
         ctx.body = {
           sessions: sessions.map((session) => ({
@@ -149,7 +158,10 @@ export function securitySessionRoutes(deps: SecuritySessionRouteDependencies): I
         tags: ['Security'],
         security: 'bearer',
         responses: {
-          200: { description: 'Live sign-ins, latest first', schema: appSignInList },
+          200: {
+            description: `Live sign-ins, latest first: at most ${listedAppSignInsAtMost}`,
+            schema: appSignInList,
+          },
           ...unauthorized,
         },
       },

@@ -11,15 +11,28 @@ export interface AppSignIn {
 }
 
 /**
+ * The most sign-ins GET /security/app-sign-ins lists: a user starts them at will (a sign-in on the
+ * pages in each new browser, each kept 30 days), and an answer naming every one grew without bound,
+ * built on the service's thread at every request (as the main-auth sessions' list, listedSessionsAtMost).
+ */
+export const listedAppSignInsAtMost = 100;
+
+/**
  * The user's live engine sessions (not ended, not expired: what the engine's adapter still finds),
- * latest sign-in first, each with the applications signed in to there, named from oauth_clients (an
- * application deleted since is left out). Never another user's: the rows are those of `account_id`.
+ * latest sign-in first (at most listedAppSignInsAtMost), each with the applications signed in to
+ * there, named from oauth_clients (an application deleted since is left out). Never another user's:
+ * the rows are those of `account_id`.
  */
 export async function listAppSignInsOf(db: Queryable, userId: string, now: Date): Promise<AppSignIn[]> {
   const sessions: { id: string; payload: EngineSessionPayload }[] = await db('oidc_payloads')
     .where({ model: 'Session', account_id: userId })
     .whereNull('ended_at')
     .where((query) => query.whereNull('expires_at').orWhere('expires_at', '>', now))
+    // loginTs: seconds, a number the engine writes (a row without one sorts last, as below).
+    .orderByRaw(
+      "case when jsonb_typeof(payload->'loginTs') = 'number' then (payload->>'loginTs')::numeric end desc nulls last, id",
+    )
+    .limit(listedAppSignInsAtMost)
     .select('id', 'payload');
   const clientIdsOf = (payload: EngineSessionPayload) => Object.keys(payload.authorizations ?? {});
   const clientIds = [...new Set(sessions.flatMap((session) => clientIdsOf(session.payload)))];
