@@ -1,4 +1,4 @@
-import { connectionsPerAddress, createHttpServer } from './http/http-server.js';
+import { connectionsInAll, connectionsPerAddress, createHttpServer } from './http/http-server.js';
 import { issuerPath } from './http/base-path.js';
 import { holdDataDirectory } from './cli/control-channel.js';
 import { runCommand } from './cli/run-command.js';
@@ -56,9 +56,11 @@ export async function runService(config: MainConfig, logger: Logger, workerIndex
     runCommand(argv, async () => ({ db: database.db, clock: systemClock }), invokedAs),
   );
 
-  // Facing clients directly, each address holds a bounded number of connections (http-server.ts).
+  // Facing clients directly, each address holds a bounded number of connections; and all of them
+  // together do, whoever is in front (http-server.ts).
   const server = createHttpServer(service.app.callback(), issuerPath(config.issuer), {
     connectionsPerAddress: config.trustedProxyHops === 0 ? connectionsPerAddress : undefined,
+    connectionsInAll,
   });
   try {
     await listen(server, config.port, config.host);

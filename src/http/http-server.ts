@@ -22,7 +22,7 @@ import { addressBlock } from './request-info.js';
 export function createHttpServer(
   listener: http.RequestListener,
   basePath = '',
-  options: { connectionsPerAddress?: number | undefined } = {},
+  options: { connectionsPerAddress?: number | undefined; connectionsInAll?: number | undefined } = {},
 ): http.Server {
   const server = http.createServer({ maxHeaderSize: 4 * maxRequestHeadBytes }, listener);
   server.keepAliveTimeout = 65_000;
@@ -32,6 +32,7 @@ export function createHttpServer(
   if (options.connectionsPerAddress !== undefined) {
     boundConnectionsPerAddress(server, options.connectionsPerAddress);
   }
+  if (options.connectionsInAll !== undefined) boundConnectionsInAll(server, options.connectionsInAll);
   return server;
 }
 
@@ -61,6 +62,51 @@ function boundConnectionsPerAddress(server: http.Server, bound: number): void {
       else open.delete(address);
     });
   });
+}
+
+/**
+ * Connections the process holds open at once, from every address together. The bound per address
+ * alone let twenty addresses (an IPv6 host has every /64 of its /48 to choose from), 1,024
+ * connections each sending a few bytes of a head, take every file descriptor of a process allowed
+ * 20,000, and nobody else could connect. The process needs a descriptor limit above this one
+ * (`ulimit -n`), with room for the database's connections and its files.
+ */
+export const connectionsInAll = 8_192;
+
+/**
+ * At the bound, a newcomer takes the place of the connection open longest that serves no request
+ * (its head still arriving, or idle between requests): what a flood holds goes first, whoever sends
+ * it, and a request being answered is never cut. When every connection serves one, the newcomer is
+ * closed. A kept-alive connection closed this way is opened again by its client at its next request.
+ */
+function boundConnectionsInAll(server: http.Server, bound: number): void {
+  // In the order they opened: the first that serves no request is the one open longest.
+  const open = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    if (socket.destroyed) return; // closed by the bound per address
+    if (open.size >= bound) {
+      let idle: Socket | undefined;
+      for (const held of open) {
+        if (!servesARequest(held)) {
+          idle = held;
+          break;
+        }
+      }
+      if (!idle) {
+        socket.destroy();
+        return;
+      }
+      open.delete(idle);
+      idle.destroy();
+    }
+    open.add(socket);
+    socket.once('close', () => open.delete(socket));
+  });
+}
+
+/** Whether a request of the connection is being answered (Node attaches its response to the socket). */
+function servesARequest(socket: Socket): boolean {
+  return (socket as { _httpMessage?: unknown })._httpMessage != null;
 }
 
 const refusals: Record<string, { status: number; error: string; description: string }> = {

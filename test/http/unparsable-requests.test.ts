@@ -136,3 +136,65 @@ describe('connections of one address (the server facing clients directly)', () =
     }
   });
 });
+
+describe('connections of every address together', () => {
+  it('a newcomer at the bound takes the place of the oldest connection serving no request', async () => {
+    // 1,024 connections per address, each sending a few bytes of a head, from twenty addresses (an
+    // IPv6 host has every /64 of its /48) took every descriptor of a process allowed 20,000.
+    let answerSlow: (() => void) | undefined;
+    const server = createHttpServer(
+      (request, response) => {
+        if (request.url === '/slow') answerSlow = () => response.end('slow');
+        else response.end('ok');
+      },
+      '',
+      { connectionsInAll: 4 },
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const connectFrom = (address: string, bytes: string) =>
+      new Promise<net.Socket>((resolve) => {
+        const socket = net.connect({ port, host: '127.0.0.1', localAddress: address }, () => {
+          socket.write(bytes);
+          resolve(socket);
+        });
+        socket.on('error', () => {});
+      });
+    const answerOf = (socket: net.Socket) =>
+      new Promise<string>((resolve) => {
+        let answer = '';
+        socket.setEncoding('utf8');
+        socket.on('data', (chunk) => (answer += chunk));
+        socket.on('close', () => resolve(answer));
+      });
+    const closed = (socket: net.Socket) => new Promise((resolve) => socket.once('close', resolve));
+    // The oldest connection is being answered; three others from three addresses send heads that never end.
+    const busy = await connectFrom('127.0.0.2', 'GET /slow HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    const busyAnswer = answerOf(busy);
+    for (let wait = 0; wait < 50 && !answerSlow; wait++)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    const held = [
+      await connectFrom('127.0.0.3', 'GET / HTTP/1.1\r\nHost: x\r\n'),
+      await connectFrom('127.0.0.4', 'GET / HTTP/1.1\r\nHost: x\r\n'),
+      await connectFrom('127.0.0.5', 'GET / HTTP/1.1\r\nHost: x\r\n'),
+    ];
+    try {
+      const firstHeldClosed = closed(held[0]!);
+      const newcomer = await connectFrom(
+        '127.0.0.6',
+        'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+      );
+      expect(await answerOf(newcomer)).toMatch(/^HTTP\/1\.1 200[^]*ok$/);
+      await firstHeldClosed;
+      expect(held[1]!.destroyed || held[2]!.destroyed).toBe(false);
+      // The request being answered was not cut.
+      answerSlow!();
+      expect(await busyAnswer).toMatch(/slow$/);
+    } finally {
+      busy.destroy();
+      for (const socket of held) socket.destroy();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
