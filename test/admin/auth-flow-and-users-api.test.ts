@@ -57,6 +57,25 @@ async function loginStatus(identifier: string, password: string, ip = '203.0.113
   }
 }
 
+/** Five wrong passwords for the user from `ip`: that source is locked out. */
+async function lockOut(user: { id: string; email: string | null }, ip: string): Promise<void> {
+  const protection = { db: service.service.db, clock: service.service.clock };
+  for (let index = 0; index < 5; index += 1) {
+    const failure = {
+      userId: user.id,
+      identifier: user.email!,
+      ip,
+      addressBlock: addressBlock(ip),
+      userAgent,
+      method: 'password',
+    };
+    await recordLoginFailure(protection, {
+      ...failure,
+      claim: await assertLoginAllowed(protection, failure),
+    });
+  }
+}
+
 describe('admin API: funnels and allowed methods', () => {
   it('replaces the login funnel; the next flow starts with the new steps; audited', async () => {
     const before = await call('GET', '/auth-flow/funnels/login');
@@ -199,21 +218,7 @@ describe('admin API: users', () => {
   it('unlocks a locked-out user: the right password works again at once', async () => {
     const user = await createTestUser(service.service.db, { email: uniqueEmail('locked') });
     const ip = '203.0.113.50';
-    const protection = { db: service.service.db, clock: service.service.clock };
-    for (let index = 0; index < 5; index += 1) {
-      const failure = {
-        userId: user.id,
-        identifier: user.email!,
-        ip,
-        addressBlock: addressBlock(ip),
-        userAgent,
-        method: 'password',
-      };
-      await recordLoginFailure(protection, {
-        ...failure,
-        claim: await assertLoginAllowed(protection, failure),
-      });
-    }
+    await lockOut(user, ip);
     expect(await loginStatus(user.email!, user.password, ip)).toBe(429);
     expect((await call('GET', `/users/${user.id}`)).body).toMatchObject({ locked_sources: 1 });
 
@@ -230,21 +235,7 @@ describe('admin API: users', () => {
     });
     const superAdmin = await createTestUser(service.service.db, { roles: ['super_admin'] });
     const ip = '203.0.113.51';
-    const protection = { db: service.service.db, clock: service.service.clock };
-    for (let index = 0; index < 5; index += 1) {
-      const failure = {
-        userId: superAdmin.id,
-        identifier: superAdmin.email!,
-        ip,
-        addressBlock: addressBlock(ip),
-        userAgent,
-        method: 'password',
-      };
-      await recordLoginFailure(protection, {
-        ...failure,
-        claim: await assertLoginAllowed(protection, failure),
-      });
-    }
+    await lockOut(superAdmin, ip);
     // Five more guesses at the super administrator's password after every unlock: refused.
     const unlock = await call('POST', `/users/${superAdmin.id}/unlock`, undefined, helpDeskToken);
     expect(unlock).toMatchObject({

@@ -1,12 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { replaceFunnel } from '../../src/identity/auth-flow/funnel-steps.js';
-import { findPasswordHash } from '../../src/identity/passwords/password-credential.js';
-import { createTestUser, uniqueEmail } from '../support/fixtures.js';
+import { createTestUser } from '../support/fixtures.js';
 import { bearerCall } from '../support/bearer-call.js';
-import { HttpBrowser } from '../support/http-browser.js';
 import { callIdentityApi, mainAuthTokenFor, uniqueIp } from '../support/identity-api-client.js';
 import { mainAuthToken } from '../support/sign-in.js';
 import { startTestService, type TestService } from '../support/test-service.js';
+import {
+  expectOnboardingEnded as expectEnded,
+  openOnboardingWith,
+  registerThroughPages as registerThroughPagesAs,
+  useCodeOnlyFunnels,
+} from './support/onboarding-pages.js';
 
 /**
  * The onboarding cookie a registration through the pages sets lets its holder name the account, give
@@ -19,65 +22,20 @@ let service: TestService;
 let adminToken: string;
 beforeAll(async () => {
   service = await startTestService({ env: { TRUST_PROXY: 'true' } });
-  // Registration by a code alone: the onboarding's last step sets the account's first password.
-  const codeOnly = [
-    { stepId: 'phone-email', mandatory: true, order: 10 },
-    { stepId: 'otp-code', mandatory: true, order: 20 },
-  ];
-  await replaceFunnel(service.service.db, 'registration', codeOnly, new Date());
-  await replaceFunnel(service.service.db, 'login', codeOnly, new Date());
+  await useCodeOnlyFunnels(service);
   const admin = await createTestUser(service.service.db, { roles: ['super_admin'] });
   adminToken = await mainAuthToken(service, admin, { roles: ['super_admin'], permissions: ['*'] });
 });
 afterAll(() => service?.close());
 
-/** Registers through the pages; answers the new user's id and a copy of the browser's cookies. */
-async function registerThroughPages() {
-  const email = uniqueEmail('onboarding');
-  const browser = new HttpBrowser(service.issuer);
-  const identify = await browser.navigate('/en/auth?register=1');
-  const codePage = await browser.submit(identify, { identifier: email });
-  const code = service.service.developmentMessages.latestTo(email)!.code!;
-  const onboarding = await browser.submit(codePage, { code });
-  expect(new URL(onboarding.url).pathname).toBe('/en/auth/onboarding');
-  expect(onboarding.status).toBe(200);
-  const user = await service.service.db('users').where({ email }).first();
-  const copied = browser.cookieHeader(new URL(service.url('/en/auth/onboarding')));
-  expect(copied).toContain('onboarding=');
-  return { userId: user.id as string, email, copied };
-}
-
-/** The onboarding page opened with the copied cookies. */
-async function openWith(cookie: string) {
-  const response = await fetch(service.url('/en/auth/onboarding'), { headers: { cookie } });
-  return { status: response.status, html: await response.text() };
-}
-
-/** The password step posted with the copied cookies: the account's first password. */
-async function setPasswordWith(cookie: string) {
-  const password = 'a thief chose this passphrase';
-  const response = await fetch(service.url('/en/auth/onboarding/password'), {
-    method: 'POST',
-    headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ password, passwordConfirmation: password }).toString(),
-    redirect: 'manual',
-  });
-  await response.body?.cancel();
-  return response.status;
-}
+const registerThroughPages = () => registerThroughPagesAs(service);
+const openWith = (cookie: string) => openOnboardingWith(service, cookie);
+const expectOnboardingEnded = (registered: { userId: string; copied: string }) =>
+  expectEnded(service, registered);
 
 /** An administrator's POST to the admin API: its status. */
 const adminCall = async (path: string) =>
   (await bearerCall(service, 'POST', `/api/v2/admin${path}`, adminToken)).status;
-
-/** The copied cookie opens nothing and sets no password any more. */
-async function expectOnboardingEnded(registered: { userId: string; copied: string }) {
-  const page = await openWith(registered.copied);
-  expect(page.status).toBe(400);
-  expect(page.html).toContain('onboarding_expired');
-  expect(await setPasswordWith(registered.copied)).toBe(400);
-  expect(await findPasswordHash(service.service.db, registered.userId)).toBeFalsy();
-}
 
 describe('a copied onboarding cookie ends with the user’s sessions', () => {
   it('works until then', async () => {

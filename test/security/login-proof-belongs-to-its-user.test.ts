@@ -4,10 +4,10 @@ import { funnelProblems } from '../../src/admin/auth-flow-routes.js';
 import { replaceFunnel, type FunnelStep } from '../../src/identity/auth-flow/funnel-steps.js';
 import { IdentityClient, randomIp } from '../identity/support/identity-client.js';
 import { createTestUser, uniqueEmail } from '../support/fixtures.js';
-import { freePort } from '../support/free-port.js';
 import { HttpBrowser } from '../support/http-browser.js';
-import { startTestService, type TestService } from '../support/test-service.js';
-import { startUpstreamProvider, type UpstreamProvider } from '../support/upstream-provider.js';
+import type { TestService } from '../support/test-service.js';
+import type { UpstreamProvider } from '../support/upstream-provider.js';
+import { startServiceWithUpstream } from '../support/service-with-upstream.js';
 
 /**
  * A step that proves who signs in proves it for one account. A funnel the administration API accepts
@@ -23,24 +23,10 @@ let upstream: UpstreamProvider;
 let client: IdentityClient;
 
 beforeAll(async () => {
-  const port = await freePort();
-  upstream = await startUpstreamProvider({
-    redirectUri: `http://127.0.0.1:${port}/oauth/providers/upstream/callback`,
-  });
-  service = await startTestService({
-    port,
+  ({ service, upstream } = await startServiceWithUpstream({
     env: { TRUST_PROXY: 'true' },
-    oauthProviders: [
-      {
-        id: 'upstream',
-        name: 'Upstream ID',
-        issuer: upstream.issuer,
-        clientId: upstream.clientId,
-        clientSecret: upstream.clientSecret,
-        scopes: ['openid', 'email', 'profile'],
-      },
-    ],
-  });
+    upstreamScopes: ['openid', 'email', 'profile'],
+  }));
   client = new IdentityClient(service);
 });
 afterAll(async () => {

@@ -11,15 +11,11 @@ import {
   uniqueEmail,
   uniquePhone,
 } from '../support/fixtures.js';
-import { freePort } from '../support/free-port.js';
 import { HttpBrowser, pageText, type Page } from '../support/http-browser.js';
 import { buildAuthorizationRequest, discover, type oidc } from '../support/relying-party.js';
-import { startTestService, type TestService } from '../support/test-service.js';
-import {
-  startUpstreamProvider,
-  type UpstreamAccount,
-  type UpstreamProvider,
-} from '../support/upstream-provider.js';
+import type { TestService } from '../support/test-service.js';
+import type { UpstreamAccount, UpstreamProvider } from '../support/upstream-provider.js';
+import { startServiceWithUpstream } from '../support/service-with-upstream.js';
 
 /**
  * A provider's "Sign in with X" button stands for one proof and ends the sign-in: nothing of the login
@@ -36,24 +32,7 @@ let client: IdentityClient;
 let rp: oidc.Configuration;
 
 beforeAll(async () => {
-  const port = await freePort();
-  upstream = await startUpstreamProvider({
-    redirectUri: `http://127.0.0.1:${port}/oauth/providers/upstream/callback`,
-  });
-  service = await startTestService({
-    port,
-    env: { TRUST_PROXY: 'true' },
-    oauthProviders: [
-      {
-        id: 'upstream',
-        name: 'Upstream ID',
-        issuer: upstream.issuer,
-        clientId: upstream.clientId,
-        clientSecret: upstream.clientSecret,
-        scopes: ['openid', 'email', 'phone', 'profile'],
-      },
-    ],
-  });
+  ({ service, upstream } = await startServiceWithUpstream({ env: { TRUST_PROXY: 'true' } }));
   client = new IdentityClient(service);
   const { client: oauthClient } = await createTestClient(service.service.db);
   rp = await discover(service.issuer, oauthClient.clientId);

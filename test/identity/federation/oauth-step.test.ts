@@ -6,11 +6,11 @@ import { replaceFunnel, type FunnelStep } from '../../../src/identity/auth-flow/
 import { createTestClient, createTestUser, uniqueEmail } from '../../support/fixtures.js';
 import { HttpBrowser, pageText, type Page } from '../../support/http-browser.js';
 import { buildAuthorizationRequest, discover, oidc } from '../../support/relying-party.js';
-import { startTestService, type TestService } from '../../support/test-service.js';
-import { freePort } from '../../support/free-port.js';
-import { startUpstreamProvider, type UpstreamProvider } from '../../support/upstream-provider.js';
+import type { TestService } from '../../support/test-service.js';
+import type { UpstreamProvider } from '../../support/upstream-provider.js';
 import { IdentityClient, MovableClock, randomIp } from '../support/identity-client.js';
 import { setUpTotp, totpCode } from '../support/totp-codes.js';
+import { startServiceWithUpstream } from '../../support/service-with-upstream.js';
 
 // The built-in `oauth` step: a third-party provider as one step of the login funnel, after which the
 // rest of the funnel (here an authenticator app's code) still runs.
@@ -32,25 +32,11 @@ const oauthStep: FunnelStep = {
 };
 
 beforeAll(async () => {
-  const port = await freePort();
-  upstream = await startUpstreamProvider({
-    redirectUri: `http://127.0.0.1:${port}/oauth/providers/upstream/callback`,
-  });
-  service = await startTestService({
-    port,
+  ({ service, upstream } = await startServiceWithUpstream({
     clock,
     env: { TRUST_PROXY: 'true' },
-    oauthProviders: [
-      {
-        id: 'upstream',
-        name: 'Upstream ID',
-        issuer: upstream.issuer,
-        clientId: upstream.clientId,
-        clientSecret: upstream.clientSecret,
-        scopes: ['openid', 'email', 'profile'],
-      },
-    ],
-  });
+    upstreamScopes: ['openid', 'email', 'profile'],
+  }));
   client = new IdentityClient(service);
   const { client: oauthClient } = await createTestClient(service.service.db);
   rp = await discover(service.issuer, oauthClient.clientId);

@@ -7,9 +7,9 @@ import { launchChromium } from '../../support/browser.js';
 import { expectAccessible } from '../../support/page-checks.js';
 import { callbackUri, createTestClient, createTestUser, uniqueEmail } from '../../support/fixtures.js';
 import { buildAuthorizationRequest, discover, oidc } from '../../support/relying-party.js';
-import { startTestService, type TestService } from '../../support/test-service.js';
-import { freePort } from '../../support/free-port.js';
-import { startUpstreamProvider, type UpstreamProvider } from '../../support/upstream-provider.js';
+import type { TestService } from '../../support/test-service.js';
+import type { UpstreamProvider } from '../../support/upstream-provider.js';
+import { startServiceWithUpstream } from '../../support/service-with-upstream.js';
 
 // In Debian's chromium: the person clicks the provider's button, the upstream (a second oidc-provider)
 // signs them in, and the downstream client gets its tokens.
@@ -21,23 +21,9 @@ let browser: Browser;
 const artifacts = path.resolve('test-artifacts/federation');
 
 beforeAll(async () => {
-  const port = await freePort();
-  upstream = await startUpstreamProvider({
-    redirectUri: `http://127.0.0.1:${port}/oauth/providers/upstream/callback`,
-  });
-  service = await startTestService({
-    port,
-    oauthProviders: [
-      {
-        id: 'upstream',
-        name: 'Upstream ID',
-        issuer: upstream.issuer,
-        clientId: upstream.clientId,
-        clientSecret: upstream.clientSecret,
-        scopes: ['openid', 'email', 'profile'],
-      },
-    ],
-  });
+  ({ service, upstream } = await startServiceWithUpstream({
+    upstreamScopes: ['openid', 'email', 'profile'],
+  }));
   const { client } = await createTestClient(service.service.db);
   rp = await discover(service.issuer, client.clientId);
   browser = await launchChromium();
