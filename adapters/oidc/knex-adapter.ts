@@ -19,6 +19,8 @@ import {
 } from '../../src/oidc/models/engine-sessions.js';
 import { recordSessionGrants } from '../../src/oidc/models/engine-session-grants.js';
 import { recordEngineSessionStarter } from '../../src/oidc/models/engine-session-starters.js';
+import { recordEarlierSessionOfBrowser } from '../../src/oidc/models/engine-session-predecessors.js';
+import { engineSessionCookieName } from '../../src/oidc/engine-session-cookie.js';
 import { findClient } from '../../src/oidc/models/oauth-client.js';
 import { revokeGrants } from '../../src/oidc/models/grant-revocation.js';
 import { recordRevokedGrants } from '../../src/oidc/models/revoked-grant.js';
@@ -519,6 +521,10 @@ class SessionAdapter extends PayloadAdapter {
     if (payload.uid && startedBy) {
       await recordEngineSessionStarter(this.db, payload.uid, startedBy, this.clock.now());
     }
+    // A browser whose cookie names a session the engine did not find starts another: its logout ends
+    // the earlier one too, should a copy of the cookie hold it under a new id (engine-session-predecessors.ts).
+    const earlier = staleBrowserSessionIdOfThisRequest(id);
+    if (payload.uid && earlier) await recordEarlierSessionOfBrowser(this.db, payload.uid, earlier);
   }
 
   async #save(id: string, payload: AdapterPayload, expiresIn: number | undefined): Promise<void> {
@@ -584,6 +590,33 @@ function idReplacedBy(id: string): string | undefined {
 function isBeingReplaced(id: string): boolean {
   const session = Provider.ctx?.oidc?.session as { id?: unknown; oldId?: unknown } | undefined;
   return session?.oldId === id && session.id !== id;
+}
+
+/**
+ * The session id this request's browser sent, when the engine's session saved as `id` is not that one
+ * nor its rename: the engine found none under it (ended, or renamed in a copy of the cookie).
+ */
+function staleBrowserSessionIdOfThisRequest(id: string): string | undefined {
+  const oidc = Provider.ctx?.oidc;
+  const session = oidc?.session as { id?: unknown; oldId?: unknown } | undefined;
+  if (!oidc || session?.id !== id) return undefined;
+  const sent = signedCookieWithoutSideEffects(oidc.cookies, engineSessionCookieName);
+  return sent && sent !== id && sent !== session.oldId ? sent : undefined;
+}
+
+/**
+ * A signed cookie's value if its signature holds. Not through `get(name, { signed: true })`: that
+ * deletes a `.sig` that does not match, and a browser shares cookies between ports of one host (an
+ * identity provider next to this one, as in development, sets a `_session` of its own).
+ */
+function signedCookieWithoutSideEffects(cookies: unknown, name: string): string | undefined {
+  const jar = cookies as {
+    get(name: string, options: { signed: false }): string | undefined;
+    keys?: { verify(data: string, digest: string): boolean };
+  };
+  const value = jar.get(name, { signed: false });
+  const signature = jar.get(`${name}.sig`, { signed: false });
+  return value && signature && jar.keys?.verify(`${name}=${value}`, signature) ? value : undefined;
 }
 
 /**

@@ -64,6 +64,15 @@ export const cleanupTasks: CleanupTask[] = [
   expiredRows('oidc_payloads', (query, now) => query.where('expires_at', '<', now)),
   // Which grants an engine session named: kept as long as the session (engine-session-grants.ts).
   expiredRows('engine_session_grants', (query, now) => query.where('expires_at', '<', now)),
+  // Which session a browser held before: kept while an engine session of its uid is (engine-session-predecessors.ts).
+  expiredRows('engine_session_predecessors', (query) =>
+    query.whereNotExists((session) =>
+      session
+        .from('oidc_payloads')
+        .where({ model: 'Session' })
+        .whereRaw('oidc_payloads.uid = engine_session_predecessors.session_uid'),
+    ),
+  ),
   // Revoked grants outlive every access token issued from them by then.
   expiredRows('oauth_revoked_grants', (query, now) => query.where('expires_at', '<', now)),
   expiredRows('auth_flow_sessions', (query, now) => query.where('expires_at', '<', now)),

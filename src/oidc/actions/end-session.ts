@@ -16,6 +16,7 @@ import { revokeRefreshTokensOf } from '../models/oauth-refresh-token.js';
 import {
   accountOfEngineSessionId,
   endBrowserSignInOf,
+  endEarlierSignInsOfBrowser,
   revokeGrantsOfEngineSession,
 } from '../models/user-sign-ins.js';
 import { readEngineSessionId } from '../engine-session-cookie.js';
@@ -97,8 +98,9 @@ export function endSessionRoutes(deps: {
       // offline access): revoked here, so an application's refresh token obtained in this browser dies
       // with the sign-in, as at the service's own logout.
       // In one transaction, with the inbound SSO sessions made from them (endSessionsFromGrants).
-      await deps.db.transaction((trx) =>
-        revokeGrantsOfEngineSession(
+      // So does the session this browser held before, should a copy of its cookie still hold it.
+      await deps.db.transaction(async (trx) => {
+        await revokeGrantsOfEngineSession(
           trx,
           signedIn,
           {
@@ -106,8 +108,9 @@ export function endSessionRoutes(deps: {
             grantIds: grantIdsNamedBy(session),
           },
           now,
-        ),
-      );
+        );
+        await endEarlierSignInsOfBrowser(trx, signedIn, session.uid, now);
+      });
     } else {
       // The engine found no session under this browser's id: the one that id stands for now, renamed
       // in a copy of the cookie (rememberBrowserSessionId), ends here with its grants (endBrowserSignInOf).

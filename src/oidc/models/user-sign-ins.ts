@@ -1,7 +1,13 @@
 import type { Queryable } from '../../db/database.js';
 import { grantsNamedEverBy } from './engine-session-grants.js';
 import { endSessionsFromGrants } from '../../identity/sessions/sessions.js';
-import { endEngineSessions, grantIdsNamedBy, liveEngineSessionNamedBy } from './engine-sessions.js';
+import {
+  endEngineSessions,
+  grantIdsNamedBy,
+  liveEngineSessionNamedBy,
+  type LiveEngineSession,
+} from './engine-sessions.js';
+import { liveEarlierSessionsOf } from './engine-session-predecessors.js';
 import { revokeGrants } from './grant-revocation.js';
 import { recordRevokedGrants } from './revoked-grant.js';
 
@@ -63,18 +69,53 @@ export async function endBrowserSignInOf(
   // sign-in pages since (liveEngineSessionNamedBy). Sessions first (endSessionsFromGrants, sessions.ts):
   // the main-auth sessions inbound SSO started from this sign-in's grants end before the engine session
   // is locked, as a revocation of the session that vouched for this browser (a QR approval) locks them
-  // before it. Read here, ended below.
+  // before it. Read here, ended below, with the sessions this browser held before (a copy of its
+  // cookie renamed by a consent, when the owner signed in again here since: liveEarlierSessionsOf).
   const live = await liveEngineSessionNamedBy(db, userId, engineSessionId, now);
   if (!live) return false;
-  await endSessionsFromGrants(
-    db,
-    await grantsOfEngineSession(db, userId, { uid: live.uid, grantIds: grantIdsNamedBy(live.payload) }),
-    now,
-  );
-  const [session] = await endEngineSessions(db, { id: live.id, account_id: userId }, now);
-  if (!session) return false;
-  await revokeGrantsOfEngineSession(db, userId, session, now);
-  return true;
+  const earlier = await liveEarlierSessionsOf(db, userId, live.uid, now);
+  return (await endEngineSignIns(db, userId, [live, ...earlier], now))[0] === true;
+}
+
+/**
+ * What a browser's sign-in through the OIDC pages was before the engine session it holds now (the one
+ * ended by the engine itself at an RP-initiated logout, `sessionUid`): the user's live sessions of the
+ * uids that browser held before (engine-session-predecessors.ts), ended with their grants. A thief's
+ * copy renamed by a consent is one, when the owner signed in again there since.
+ */
+export async function endEarlierSignInsOfBrowser(
+  db: Queryable,
+  userId: string,
+  sessionUid: string | undefined,
+  now: Date,
+): Promise<void> {
+  await endEngineSignIns(db, userId, await liveEarlierSessionsOf(db, userId, sessionUid, now), now);
+}
+
+/** Ends these live engine sessions of the user and their grants; answers, for each, whether it ended. */
+async function endEngineSignIns(
+  db: Queryable,
+  userId: string,
+  sessions: readonly LiveEngineSession[],
+  now: Date,
+): Promise<boolean[]> {
+  const grants: string[] = [];
+  for (const live of sessions) {
+    grants.push(
+      ...(await grantsOfEngineSession(db, userId, {
+        uid: live.uid,
+        grantIds: grantIdsNamedBy(live.payload),
+      })),
+    );
+  }
+  await endSessionsFromGrants(db, grants, now);
+  const ended: boolean[] = [];
+  for (const live of sessions) {
+    const [session] = await endEngineSessions(db, { id: live.id, account_id: userId }, now);
+    if (session) await revokeGrantsOfEngineSession(db, userId, session, now);
+    ended.push(session !== undefined);
+  }
+  return ended;
 }
 
 /** The account of the engine session row `engineSessionId`, live or ended (endBrowserSignInOf's user). */
