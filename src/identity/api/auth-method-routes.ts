@@ -141,7 +141,7 @@ export function authMethodRoutes(deps: AuthMethodRouteDependencies): IdentityRou
       {
         method: 'delete',
         path: '/security/auth-methods/:type',
-        summary: 'Turn a method off or unlink it',
+        summary: 'Turn a method off or unlink it; signs out the other sessions',
         tags: ['Security'],
         security: 'bearer',
         reauthentication: true,
@@ -152,10 +152,10 @@ export function authMethodRoutes(deps: AuthMethodRouteDependencies): IdentityRou
         },
       },
       async (ctx) => {
-        const userId = activeSessionOf(ctx).userId;
+        const { userId, id: sessionId } = activeSessionOf(ctx);
         const type = typeOf(ctx.params);
         const now = clock.now();
-        await manager.remove(userId, type, requestInfo(ctx), now);
+        await manager.remove(userId, type, requestInfo(ctx), now, sessionId);
         ctx.body = { type, removed: true };
       },
     );

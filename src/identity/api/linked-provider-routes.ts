@@ -104,7 +104,7 @@ export function linkedProviderRoutes(deps: LinkedProviderRouteDependencies): Ide
       {
         method: 'delete',
         path: '/security/linked-providers/:id',
-        summary: 'Unlink a third-party identity provider',
+        summary: 'Unlink a third-party identity provider; signs out the other sessions',
         tags: ['Security'],
         security: 'bearer',
         reauthentication: true,
@@ -122,12 +122,13 @@ export function linkedProviderRoutes(deps: LinkedProviderRouteDependencies): Ide
         },
       },
       async (ctx) => {
-        const userId = activeSessionOf(ctx).userId;
+        const { userId, id: sessionId } = activeSessionOf(ctx);
         const { provider } = await linkedProviders.unlink(
           userId,
           String(ctx.params.id),
           requestInfo(ctx),
           clock.now(),
+          sessionId,
         );
         ctx.body = { provider, removed: true };
       },

@@ -11,6 +11,7 @@ import { findUserById, type User } from '../users/user.js';
 import type { AuthMethodPlugin, AuthMethodRegistry } from './auth-method-plugin.js';
 import type { AuthMethodType } from './auth-method-type.js';
 import { removeTotp } from './totp-method.js';
+import { signOutElsewhere } from './sign-out-elsewhere.js';
 import { saveUserAuthMethod } from './user-auth-methods.js';
 import { loadUserMethodStates, type UserMethodStates } from './user-method-states.js';
 
@@ -145,8 +146,18 @@ export class AuthMethodManager {
     this.notifications.notify(user, { kind: 'auth_method_added', method: method.type });
   }
 
-  /** Turns a method off (a password or a code method) or removes it (TOTP). */
-  async remove(userId: string, type: string, request: RequestInfo, now: Date): Promise<void> {
+  /**
+   * Turns a method off (a password or a code method) or removes it (TOTP), and signs out everywhere but
+   * `keptSessionId` (the session making the change): whoever signed in with it (a leaked TOTP secret)
+   * must not keep that session (ASVS 5 7.4.3).
+   */
+  async remove(
+    userId: string,
+    type: string,
+    request: RequestInfo,
+    now: Date,
+    keptSessionId?: string,
+  ): Promise<void> {
     const method = this.methods.get(type);
     if (!method) throw unknownMethod(type);
     const user = await this.#change(userId, async (trx, user, states, loginFunnel) => {
@@ -182,6 +193,7 @@ export class AuthMethodManager {
           { type: method.type },
         );
       }
+      await signOutElsewhere(trx, userId, keptSessionId, now);
       await this.#audit(trx, userId, method.type, 'removed', request, now);
       return user;
     });

@@ -6,6 +6,7 @@ import { loadUserMethodStates } from '../auth-methods/user-method-states.js';
 import { isUuid } from '../uuid.js';
 import type { SecurityNotifications } from '../notifications/security-notifications.js';
 import { findUserById } from '../users/user.js';
+import { signOutElsewhere } from '../auth-methods/sign-out-elsewhere.js';
 import type { OAuthProviderRegistry } from './oauth-provider-registry.js';
 
 /** A provider account linked to the user, as the security settings show it. */
@@ -49,11 +50,17 @@ export class LinkedProviders {
     };
   }
 
+  /**
+   * Unlinks the provider and signs out everywhere but `keptSessionId` (the session making the change),
+   * as a password change does: whoever signed in through the provider account (a thief holding it, the
+   * reason to unlink it) must not keep that session or its sign-ins to applications (ASVS 5 7.4.3).
+   */
   async unlink(
     userId: string,
     linkId: string,
     request: RequestInfo,
     now: Date,
+    keptSessionId?: string,
   ): Promise<{ provider: string }> {
     const notLinked = new ApiError(404, 'not_linked', 'There is no such linked provider.');
     if (!isUuid(linkId)) throw notLinked;
@@ -82,6 +89,7 @@ export class LinkedProviders {
           { provider: link.provider },
         );
       }
+      const revokedSessions = await signOutElsewhere(trx, userId, keptSessionId, now);
       await writeAuditEvent(
         trx,
         {
@@ -89,7 +97,7 @@ export class LinkedProviders {
           userId,
           ip: request.ip,
           userAgent: request.userAgent,
-          details: { method: 'oauth_provider', provider: link.provider },
+          details: { method: 'oauth_provider', provider: link.provider, revokedSessions },
         },
         now,
       );
