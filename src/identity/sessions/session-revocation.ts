@@ -3,7 +3,7 @@ import { auditEventTypes, writeAuditEvent } from '../audit/audit-log.js';
 import type { RequestInfo } from '../auth-flow/step.js';
 import { endBrowserSignInOf } from '../../oidc/models/user-sign-ins.js';
 import { findRefreshToken } from './refresh-tokens.js';
-import { revokeSession, revokeUserSessions } from './sessions.js';
+import { revokeSession, revokeSessionAndItsBrowsers, revokeUserSessions } from './sessions.js';
 
 /**
  * Revocations a user asks for (logout, one session, one sign-in to applications, all others), each
@@ -97,7 +97,8 @@ export async function revokeOtherSessionsOfUser(
 
 /**
  * POST /auth/logout: ends the session of the presented refresh token (also when that token was rotated
- * out: a copy of the cookie that refreshed first must not keep the session), and the engine's session this
+ * out: a copy of the cookie that refreshed first must not keep the session) with the user's other
+ * sessions started in the same browser (its device binding), and the engine's session this
  * browser holds (`engineSessionId`, its cookie) when it is the same user's: signing out of the service
  * in a browser signs that browser out of the applications too, as an RP-initiated logout ends the
  * main-auth sessions of its browser (end-session.ts). The engine's session is marked ended, not
@@ -119,9 +120,12 @@ export async function logOut(
     // A dead token still names its user and session: whoever logs out with it wants them signed out.
     // One rotated out by another holder (a copy of the cookie refreshed first) ends the session too,
     // or the copy's newer token would go on refreshing after the owner's logout.
-    const revoked = await revokeSession(trx, token.userId, token.sessionId, 'logout', now);
-    if (revoked)
-      await audit(trx, token.userId, request, { sessionIds: [token.sessionId], reason: 'logout' }, now);
+    // With it, the user's other sessions this browser started: a sign-in here since replaced its cookie,
+    // and a copy of the replaced one must not outlive this logout (revokeSessionAndItsBrowsers).
+    const ended = await revokeSessionAndItsBrowsers(trx, token.userId, token.sessionId, 'logout', now);
+    if (ended.length > 0)
+      await audit(trx, token.userId, request, { sessionIds: ended, reason: 'logout' }, now);
+    const revoked = ended.includes(token.sessionId);
     if (browser.engineSessionId !== undefined) {
       await endBrowserSignInOf(trx, token.userId, browser.engineSessionId, now);
     }

@@ -370,6 +370,29 @@ export async function revokeDeviceSessions(
   return (await revokeSessionsWhere(db, { userId, deviceBindingId }, reason, now)).length;
 }
 
+/**
+ * A logout's revocation: the session and the user's other live sessions on its device binding (the
+ * browser it started in). A sign-in in a browser replaces its refresh cookie but can't see the old
+ * one (it is sent to the refresh and logout endpoints only), so the session it replaced lives on,
+ * and a copy of that cookie taken before kept it after the owner logged out there. Answers the ids revoked.
+ */
+export async function revokeSessionAndItsBrowsers(
+  db: Queryable,
+  userId: string,
+  sessionId: string,
+  reason: string,
+  now: Date,
+): Promise<string[]> {
+  if (!isUuid(sessionId)) return [];
+  const row: { device_binding_id: string | null } | undefined = await db('sessions')
+    .where({ id: sessionId, user_id: userId })
+    .first('device_binding_id');
+  if (!row) return [];
+  return row.device_binding_id === null
+    ? revokeSessionsWhere(db, { userId, sessionId }, reason, now)
+    : revokeSessionsWhere(db, { userId, deviceBindingId: row.device_binding_id }, reason, now);
+}
+
 /** Revokes one session of the user; false when it is not theirs or no longer live. */
 export async function revokeSession(
   db: Queryable,
