@@ -1,7 +1,7 @@
 import type { Grant, KoaContextWithOIDC } from 'oidc-provider';
 import type { Database } from '../db/database.js';
 import { allowedScopesOf } from './client-metadata.js';
-import { findConsent } from './models/consent.js';
+import { consentStillGiven, findConsent } from './models/consent.js';
 
 /**
  * Consent is one record per (user, client) in the consents table, not the engine's default "one grant
@@ -33,5 +33,12 @@ export async function loadGrantFromConsent(
     grant.addResourceScope(apiAudience, scopes);
   }
   await grant.save();
+  // A withdrawal racing this deletes the consent, then the client's grants: one that ran before this
+  // grant was saved left it, and the application got a code (and 30 days of refresh tokens) after the
+  // consent was withdrawn. Read again, waiting for a withdrawal in flight; gone, so is this grant.
+  if (!(await consentStillGiven(db, accountId, client.clientId))) {
+    await grant.destroy();
+    return undefined;
+  }
   return grant;
 }

@@ -19,6 +19,19 @@ export async function findConsent(
   return row && { userId, clientId, scopes: row.scopes, grantedAt: row.granted_at };
 }
 
+/**
+ * Whether the user's consent to the client is still there, waiting for a withdrawal in flight (its row
+ * lock) to commit or roll back: the check a grant made from the consent takes once saved
+ * (load-existing-grant.ts).
+ */
+export async function consentStillGiven(db: Queryable, userId: string, clientId: string): Promise<boolean> {
+  const row: unknown = await db('consents')
+    .where({ user_id: userId, client_id: clientId })
+    .forShare()
+    .first('user_id');
+  return row !== undefined;
+}
+
 /** Records consent to `scopes`, merged with what the user consented to before. */
 export async function saveConsent(
   db: Queryable,
