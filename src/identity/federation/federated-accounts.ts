@@ -9,6 +9,7 @@ import { findUserById, findUserByIdentifier, insertUser, type User } from '../us
 import { accountCreatedEvent } from '../registration/create-account.js';
 import { FederationError } from './federation-error.js';
 import type { UpstreamIdentity } from './upstream-identity.js';
+import { forgetUnlinkedSubject, wasUnlinkedBy } from './unlinked-subjects.js';
 
 /** Where a third-party sign-in lands (spec: Account rules 6 and 7). */
 export type FederatedSignIn =
@@ -90,9 +91,10 @@ export async function resolveFederatedSignIn(
   options: FederatedSignInOptions,
 ): Promise<FederatedSignIn> {
   const linked = await findLinkedProvider(trx, providerId, identity.subject);
-  if (linked) {
+  // An unlink that committed since the read (it waits for this row's lock otherwise) leaves no row to
+  // touch: not linked any more, and the session it signed out must not be followed by this one.
+  if (linked && (await trx('user_auth_methods').where({ id: linked.id }).update({ last_used_at: now })) > 0) {
     const user = await assertUsable(trx, (await findUserById(trx, linked.userId))!, options);
-    await trx('user_auth_methods').where({ id: linked.id }).update({ last_used_at: now });
     return { kind: 'signed_in', user, outcome: 'existing' };
   }
 
@@ -105,6 +107,13 @@ export async function resolveFederatedSignIn(
   const vouched =
     (byEmail && identity.emailVerified ? byEmail : undefined) ??
     (byPhone && identity.phoneVerified ? byPhone : undefined);
+  // A provider account the user unlinked is linked again only deliberately (unlinked-subjects.ts).
+  const unlinkedByOwner =
+    vouched !== undefined &&
+    (await wasUnlinkedBy(trx, { userId: vouched.id, provider: providerId, subject: identity.subject }));
+  if (vouched && unlinkedByOwner) {
+    return { kind: 'confirm_link', candidate: vouched, matchedBy: vouched === byEmail ? 'email' : 'phone' };
+  }
   if (vouched) {
     await assertUsable(trx, vouched, options);
     await linkProvider(trx, vouched.id, providerId, identity.subject, request, now);
@@ -171,6 +180,7 @@ export async function linkProvider(
     if ((error as { code?: string }).code === '23505') throw new FederationError('subject_linked_elsewhere');
     throw error;
   }
+  await forgetUnlinkedSubject(trx, { userId, provider: providerId, subject });
   await writeAuditEvent(
     trx,
     {

@@ -7,6 +7,7 @@ import { isUuid } from '../uuid.js';
 import type { SecurityNotifications } from '../notifications/security-notifications.js';
 import { findUserById } from '../users/user.js';
 import { signOutElsewhere } from '../auth-methods/sign-out-elsewhere.js';
+import { recordUnlinkedSubject } from './unlinked-subjects.js';
 import type { OAuthProviderRegistry } from './oauth-provider-registry.js';
 
 /** A provider account linked to the user, as the security settings show it. */
@@ -68,11 +69,19 @@ export class LinkedProviders {
       // The user's row is the lock every change of sign-in methods takes: two parallel unlinks can't
       // each leave the other as "the last one".
       await trx('users').where({ id: userId }).forUpdate().first('id');
-      const link: { id: string; provider: string } | undefined = await trx('user_auth_methods')
+      const link: { id: string; provider: string; external_subject: string } | undefined = await trx(
+        'user_auth_methods',
+      )
         .where({ id: linkId, user_id: userId, type: 'oauth_provider' })
-        .first('id', 'provider');
+        .first('id', 'provider', 'external_subject');
       if (!link) throw notLinked;
       await trx('user_auth_methods').where({ id: link.id }).delete();
+      // Not linked back by whoever holds that provider account signing in through it (unlinked-subjects.ts).
+      await recordUnlinkedSubject(
+        trx,
+        { userId, provider: link.provider, subject: link.external_subject },
+        now,
+      );
       const states = await loadUserMethodStates(trx, userId);
       const otherProviders = states
         .list()
