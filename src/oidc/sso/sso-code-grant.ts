@@ -6,6 +6,7 @@ import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { splitScope } from '../scopes.js';
 import { isFirstParty } from '../client-metadata.js';
+import { consentStillGiven } from '../models/consent.js';
 import { scopesConsentedForCode } from './consented-code-scopes.js';
 import { ssoCodeGrantType } from './sso-clients.js';
 import { redeemSsoCode } from './sso-code-records.js';
@@ -50,9 +51,10 @@ export function installSsoCodeGrant(
 
     // The consent may have been withdrawn since the code was made: the tokens carry only what is
     // consented now (and nothing without openid), as the code carried only what was consented then.
+    const firstParty = isFirstParty(client as never);
     const scopes = await scopesConsentedForCode(
       deps.db,
-      { userId: redeemed.userId, clientId: client.clientId, firstParty: isFirstParty(client as never) },
+      { userId: redeemed.userId, clientId: client.clientId, firstParty },
       splitScope(redeemed.scope),
     );
     if (!scopes.includes('openid'))
@@ -61,6 +63,14 @@ export function installSsoCodeGrant(
     grant.addOIDCScope(scopes.join(' '));
     grant.addResourceScope(deps.apiAudience, scopes.join(' '));
     const grantId = await grant.save();
+    // A withdrawal racing this deletes the consent, then the client's grants: one that ran after the
+    // consent was read above but before this grant was saved left it, and the client kept 30 days of
+    // refresh tokens after the consent was withdrawn. Read again, waiting for a withdrawal in flight;
+    // gone, so is this grant (as at authorize, load-existing-grant.ts).
+    if (!firstParty && !(await consentStillGiven(deps.db, redeemed.userId, client.clientId))) {
+      await grant.destroy();
+      throw new errors.InvalidGrant('the user no longer consents to this client');
+    }
     // The grant ends with the session that asked for the code (a logout, a revocation): recorded
     // before the tokens, and refused if that session ended since the code was redeemed.
     if (
