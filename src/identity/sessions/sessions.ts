@@ -425,6 +425,11 @@ export async function revokeUserSessions(
   const kept = except !== undefined && isUuid(except) ? except : undefined;
   const revoked = await revokeSessionsWhere(db, { userId, exceptSessionId: kept }, options.reason, now);
   await endPendingSignInsOf(db, userId, now);
+  // A sign-in in flight (an inbound login token or a QR approval used, a flow finished) had inserted its
+  // session, not yet committed, which the first look could not see; the step above waited for it on the
+  // row it used, then skipped it (used). It has committed by now: a second look ends its session, which
+  // otherwise kept its refresh cookie for 30 days after the account was signed out everywhere.
+  const late = await revokeSessionsWhere(db, { userId, exceptSessionId: kept }, options.reason, now);
   await unlistAccountFromDevices(db, userId, kept, now);
-  return revoked.length + (await endOidcSignInsOf(db, userId, now));
+  return revoked.length + late.length + (await endOidcSignInsOf(db, userId, now));
 }
