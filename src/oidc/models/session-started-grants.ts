@@ -24,8 +24,14 @@ export async function recordGrantStartedBy(
     .insert({ grant_id: grantId, started_by_session_id: sessionId })
     .onConflict('grant_id')
     .ignore();
-  const ended = await db('sessions').where({ id: sessionId, is_revoked: true }).first('id');
-  if (!ended) return true;
+  // Read under a share lock, by id alone: a revocation in flight may have looked for this session's
+  // grants before the record above was there; a plain read saw the session live (not yet committed)
+  // and the client kept the grant after the session ended. This waits for it to commit or roll back.
+  const row: { is_revoked: boolean } | undefined = await db('sessions')
+    .where({ id: sessionId })
+    .forShare()
+    .first('is_revoked');
+  if (row?.is_revoked !== true) return true;
   await revokeGrants(db, [grantId], now);
   return false;
 }
