@@ -26,8 +26,14 @@ export async function recordEngineSessionStarter(
     .insert({ session_uid: sessionUid, started_by_session_id: startedBySessionId })
     .onConflict('session_uid')
     .ignore();
-  const ended = await db('sessions').where({ id: startedBySessionId, is_revoked: true }).first('id');
-  if (ended) await endEngineSignInsStartedBy(db, [startedBySessionId], now);
+  // Read under a share lock, by id alone: a revocation in flight may have looked for the engine
+  // sessions it vouched for before the record above was there; a plain read saw the session live (not
+  // yet committed) and the browser went on signing in to applications. This waits for it to commit.
+  const row: { is_revoked: boolean } | undefined = await db('sessions')
+    .where({ id: startedBySessionId })
+    .forShare()
+    .first('is_revoked');
+  if (row?.is_revoked === true) await endEngineSignInsStartedBy(db, [startedBySessionId], now);
 }
 
 /**
