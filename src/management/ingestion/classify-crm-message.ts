@@ -13,8 +13,11 @@ export type DeadLetterReason =
   | 'invalid_payload'
   | 'processing_failed';
 
-/** Why a message is refused for good: it can't be identified, or must not be kept. */
-export type RejectionReason = 'malformed' | 'payment_pii' | 'missing_id';
+/**
+ * Why a message is refused for good: it can't be identified, must not be kept, or could not be
+ * de-duplicated (past_retention: ingestion/past-retention.ts).
+ */
+export type RejectionReason = 'malformed' | 'payment_pii' | 'missing_id' | 'past_retention';
 
 /** A message that can be applied: the record it carries, with its key and version. */
 export interface ValidCrmMessage {

@@ -13,6 +13,7 @@ import {
 } from './classify-crm-message.js';
 import { storedMessageIds, storeNewEvents } from './crm-event-store.js';
 import { contractRules, type CrmRules } from './crm-rules.js';
+import { refusingPastRetention } from './past-retention.js';
 import { recordDeadLetters } from './dead-letters.js';
 import { recordIntegrationErrors } from './integration-errors.js';
 
@@ -48,8 +49,8 @@ const ingestionLockKey = 4_712_2026;
  */
 export async function ingestCrmMessages(deps: IngestionDeps, bodies: unknown[]): Promise<IngestionOutcome> {
   const rules = deps.rules ?? contractRules;
-  const classified = bodies.map((body) => classifyCrmMessage(body, rules));
   const now = deps.clock.now();
+  const classified = bodies.map((body) => refusingPastRetention(classifyCrmMessage(body, rules), now));
   return deps.db.transaction(async (trx) => (await applyClassifiedMessages(trx, classified, now)).outcome);
 }
 

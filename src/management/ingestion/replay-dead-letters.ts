@@ -2,6 +2,7 @@ import { classifyCrmMessage, type DeadLetterReason } from './classify-crm-messag
 import { contractRules } from './crm-rules.js';
 import { findDeadLetter, listDeadLetters, markReplayed, type DeadLetter } from './dead-letters.js';
 import { applyClassifiedMessages, type IngestionDeps } from './ingest-crm-messages.js';
+import { refusingPastRetention } from './past-retention.js';
 
 export interface ReplayResult {
   messageId: string;
@@ -45,7 +46,9 @@ export async function replayDeadLetters(
   for (let start = 0; start < letters.length; start += batchSize) {
     const batch = letters.slice(start, start + batchSize);
     const now = deps.clock.now();
-    const classified = batch.map((letter) => classifyCrmMessage(letter.envelope, rules));
+    const classified = batch.map((letter) =>
+      refusingPastRetention(classifyCrmMessage(letter.envelope, rules), now),
+    );
     await deps.db.transaction(async (trx) => {
       const accepted = classified.filter((message) => message.outcome === 'valid');
       const { storedIds } = await applyClassifiedMessages(trx, accepted, now);
