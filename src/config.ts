@@ -129,6 +129,14 @@ export const environmentSchema = z.object({
       .regex(/^([A-Za-z0-9_-]+\.)*$/, 'must be dot-terminated tokens, e.g. "staging."')
       .default(''),
   ),
+  /**
+   * How the service signs in to NATS (EVENT_BUS=nats): a user and password, or a token. Without them it
+   * connects anonymously, and a broker that lets anyone in lets anyone publish crm's events (which
+   * move the dashboards) and the platform's, or read them.
+   */
+  NATS_USER: z.preprocess(emptyAsUndefined, z.string().optional()),
+  NATS_PASSWORD: z.preprocess(emptyAsUndefined, z.string().optional()),
+  NATS_TOKEN: z.preprocess(emptyAsUndefined, z.string().optional()),
   /** Minutes without activity after which a main-auth session ends (default 7 days; session-policy.ts). */
   SESSION_IDLE_MINUTES: z.preprocess(
     emptyAsUndefined,
@@ -233,7 +241,7 @@ export interface Config {
   /** The development outbox answers requests from other machines, not only from loopback. */
   devMessagesRemote: boolean;
   eventBus: Environment['EVENT_BUS'];
-  nats: { url: string; stream: string; subjectPrefix: string };
+  nats: { url: string; stream: string; subjectPrefix: string; credentials: NatsCredentials };
   sessions: { idleTimeoutSeconds: number; reauthenticationMaxAgeSeconds: number };
   /** What the pages show of the product (BRAND_*). */
   brand?: Brand;
@@ -251,6 +259,13 @@ export interface Config {
   metricsToken: string | undefined;
 }
 
+/** How the service authenticates to NATS (NATS_USER and NATS_PASSWORD, or NATS_TOKEN); empty: anonymously. */
+export interface NatsCredentials {
+  user?: string;
+  pass?: string;
+  token?: string;
+}
+
 /** Variables whose values never appear in an error message. */
 const secretVariables = new Set([
   'COOKIE_KEYS',
@@ -259,6 +274,8 @@ const secretVariables = new Set([
   'CRM_CLIENT_SECRET',
   'METRICS_TOKEN',
   'FEDERATION_PROVIDERS',
+  'NATS_PASSWORD',
+  'NATS_TOKEN',
 ]);
 
 export class ConfigError extends Error {
@@ -349,6 +366,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       url: environment.NATS_URL,
       stream: environment.NATS_STREAM,
       subjectPrefix: environment.NATS_SUBJECT_PREFIX,
+      credentials: {
+        ...(environment.NATS_USER !== undefined ? { user: environment.NATS_USER } : {}),
+        ...(environment.NATS_PASSWORD !== undefined ? { pass: environment.NATS_PASSWORD } : {}),
+        ...(environment.NATS_TOKEN !== undefined ? { token: environment.NATS_TOKEN } : {}),
+      },
     },
     sessions: {
       idleTimeoutSeconds: environment.SESSION_IDLE_MINUTES * 60,

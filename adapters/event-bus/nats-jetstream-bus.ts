@@ -26,6 +26,8 @@ import type {
 export interface NatsJetStreamBusOptions {
   /** nats://host:port (comma-separated for a cluster). */
   url: string;
+  /** The broker's user and password, or token (NATS_USER, NATS_PASSWORD, NATS_TOKEN); absent: anonymous. */
+  credentials?: { user?: string; pass?: string; token?: string };
   /** The JetStream stream holding the platform events. */
   stream: string;
   /** Put before every subject (messageType); lets test runs and environments share one server. */
@@ -63,7 +65,8 @@ const lingerMs = 20;
  * that is down at start does not stop the service; events wait in the outbox until it is back.
  */
 export class NatsJetStreamBus implements EventBus, DurableEventSource {
-  readonly #options: Required<Omit<NatsJetStreamBusOptions, 'logger'>>;
+  readonly #options: Required<Omit<NatsJetStreamBusOptions, 'logger' | 'credentials'>>;
+  readonly #credentials: NonNullable<NatsJetStreamBusOptions['credentials']>;
   readonly #logger: Logger;
   readonly #subscriptions = new Set<Subscription>();
   readonly #reconnectHandlers = new Set<() => void>();
@@ -76,6 +79,7 @@ export class NatsJetStreamBus implements EventBus, DurableEventSource {
 
   constructor(options: NatsJetStreamBusOptions) {
     this.#logger = options.logger;
+    this.#credentials = options.credentials ?? {};
     this.#options = {
       url: options.url,
       stream: options.stream,
@@ -357,6 +361,7 @@ export class NatsJetStreamBus implements EventBus, DurableEventSource {
       try {
         connection = await connect({
           servers: this.#options.url.split(','),
+          ...this.#credentials,
           name: this.#options.name,
           maxReconnectAttempts: -1,
           reconnectTimeWait: connectRetryDelayMs,

@@ -17,6 +17,7 @@ export async function createEventBus(
       url: config.nats.url,
       stream: config.nats.stream,
       subjectPrefix: config.nats.subjectPrefix,
+      credentials: config.nats.credentials,
       logger,
     });
   }

@@ -17,22 +17,32 @@ export class OwnNats {
   private constructor(
     readonly port: number,
     readonly directory: string,
+    /** More nats-server arguments, e.g. --user and --pass. */
+    readonly args: string[] = [],
   ) {}
 
   get url(): string {
     return `nats://127.0.0.1:${this.port}`;
   }
 
-  static async create(): Promise<OwnNats> {
-    const server = new OwnNats(await freePort(), fs.mkdtempSync(path.join(os.tmpdir(), 'idp-own-nats-')));
+  static async create(args: string[] = []): Promise<OwnNats> {
+    const server = new OwnNats(
+      await freePort(),
+      fs.mkdtempSync(path.join(os.tmpdir(), 'idp-own-nats-')),
+      args,
+    );
     await server.start();
     return server;
   }
 
   async start(): Promise<void> {
-    const child = spawn(binary, ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.directory], {
-      stdio: 'ignore',
-    });
+    const child = spawn(
+      binary,
+      ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.directory, ...this.args],
+      {
+        stdio: 'ignore',
+      },
+    );
     this.#process = child;
     const deadline = Date.now() + 15_000;
     while (!(await accepts(this.port))) {
