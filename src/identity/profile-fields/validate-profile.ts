@@ -1,5 +1,6 @@
 import { ApiError } from '../../http/api-error.js';
 import type { FieldDefinition } from './field-definitions.js';
+import { matchesWholePattern } from './pattern-match.js';
 
 /** What a registration form may send for one field: text inputs send strings, checkboxes "on". */
 export type ProfileInput = Record<string, string | number | boolean>;
@@ -101,7 +102,8 @@ function judgeField(
     default:
       break;
   }
-  if (rules.pattern !== undefined && !new RegExp(`^(?:${rules.pattern})$`).test(text)) {
+  // Matched with its time bounded: a pattern can backtrack for ever on a value that almost matches.
+  if (rules.pattern !== undefined && matchesWholePattern(rules.pattern, text) !== true) {
     return { problem: `${field.title} is not in the expected form.` };
   }
   return { value: text };
