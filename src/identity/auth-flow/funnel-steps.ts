@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Queryable } from '../../db/database.js';
+import { integerColumnSchema } from '../../db/integer-column.js';
 import type { FlowKind } from './flow-session.js';
 
 /** A step of a configured funnel (spec: Step: stepId, mandatory, order) plus its screen group. */
@@ -23,7 +24,7 @@ export const stepSettingsSchema = z
 export const funnelStepSchema = z.object({
   stepId: z.string().min(1).max(100),
   mandatory: z.boolean(),
-  order: z.number().int(),
+  order: integerColumnSchema,
   group: z.string().min(1).max(100).optional(),
   settings: stepSettingsSchema.optional().describe('The step’s configuration (oauth: { provider })'),
 });

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
 import type { Database } from '../../db/database.js';
+import { integerColumnSchema } from '../../db/integer-column.js';
 import { ApiError } from '../../http/api-error.js';
 import {
   countFieldValues,
@@ -18,7 +19,7 @@ export const fieldDefinitionChangeSchema = fieldDefinitionFields
   .extend({
     required: z.boolean(),
     validation: fieldDefinitionFields.shape.validation.unwrap(),
-    order: z.number().int(),
+    order: integerColumnSchema,
     isActive: z.boolean(),
   })
   .partial();

@@ -1,6 +1,7 @@
 import isSafeRegex from 'safe-regex2';
 import { z } from 'zod';
 import type { Queryable } from '../../db/database.js';
+import { integerColumnSchema } from '../../db/integer-column.js';
 
 export const profileFieldTypes = ['text', 'number', 'date', 'email', 'tel', 'select', 'checkbox'] as const;
 export type ProfileFieldType = (typeof profileFieldTypes)[number];
@@ -55,7 +56,7 @@ export const fieldDefinitionFields = z.strictObject({
   type: z.enum(profileFieldTypes),
   required: z.boolean().default(false),
   validation: fieldValidationSchema.default({}),
-  order: z.number().int().default(0),
+  order: integerColumnSchema.default(0),
   isActive: z.boolean().default(true),
 });
 
