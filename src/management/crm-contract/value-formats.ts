@@ -20,13 +20,28 @@ export const crmKeySchema = z
   .regex(/^[a-z][a-z0-9]*(_[a-z0-9]+)*$/, 'must be a snake_case key (e.g. google_ads)')
   .describe('snake_case key, at most 64 characters');
 
+/**
+ * PostgreSQL has no year 0, and a UTC day past 9999 (`+010000-01-01`) is no `YYYY-MM-DD`: a message
+ * with such an instant (`0000-…`, or `0001-01-01T00:00:00+14:00`, which is year 0 in UTC) could not be
+ * applied, took its batch apart at every delivery and was kept aside only on its last one.
+ */
+const storableYear = (instant: string) => {
+  const year = new Date(instant).getUTCFullYear();
+  return year >= 1 && year <= 9999;
+};
+const storableYearMessage = 'must fall in the years 0001 to 9999 in UTC';
+
 /** An instant: ISO 8601 date-time with a UTC offset (`Z` or `+03:00`). */
 export const instantSchema = z.iso
   .datetime({ offset: true })
+  .refine(storableYear, storableYearMessage)
   .describe('ISO 8601 date-time with offset, e.g. 2026-03-01T09:30:00Z');
 
 /** A calendar day (UTC), `YYYY-MM-DD`. */
-export const daySchema = z.iso.date().describe('calendar day YYYY-MM-DD (UTC)');
+export const daySchema = z.iso
+  .date()
+  .refine(storableYear, storableYearMessage)
+  .describe('calendar day YYYY-MM-DD (UTC)');
 
 /** A calendar month, `YYYY-MM` (payroll periods). */
 export const monthSchema = z
