@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestDatabase } from '../support/database.js';
 import { createTestUser } from '../support/fixtures.js';
 import { callIdentityApi } from '../support/identity-api-client.js';
+import { untilWaitingForLocks } from '../support/lock-waits.js';
 import { mainAuthToken, startTestSession } from '../support/sign-in.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
@@ -35,7 +36,7 @@ it('answers 503 with Retry-After to a request whose transaction lost a deadlock,
     await trx.raw(`set local deadlock_timeout = '10s'`);
     await trx.raw('lock table audit_log in exclusive mode');
     const request = callIdentityApi(service, '/security/sessions/revoke-all', {}, { token });
-    await waitUntil(async () => (await waitingOnLocks(db)) > 0);
+    await untilWaitingForLocks(db);
     // Sent now (a knex builder runs when awaited); it waits for the request's row lock.
     const blocked = trx('sessions')
       .where({ id: other })
@@ -60,20 +61,3 @@ it('answers 503 with Retry-After to a request whose transaction lost a deadlock,
   expect(again.status).toBe(200);
   expect(await db('sessions').where({ id: other }).first()).toMatchObject({ is_revoked: true });
 });
-
-/** Backends of this database waiting for a lock (the request's, once it reaches the audit log). */
-async function waitingOnLocks(db: TestService['service']['db']): Promise<number> {
-  const { rows } = await db.raw<{ rows: { count: number }[] }>(
-    `select count(*)::int as count from pg_stat_activity
-      where datname = current_database() and wait_event_type = 'Lock'`,
-  );
-  return rows[0]!.count;
-}
-
-async function waitUntil(condition: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}

@@ -5,6 +5,7 @@ import { HttpBrowser, type Page } from '../support/http-browser.js';
 import { buildAuthorizationRequest, discover, oidc, silentAuthorization } from '../support/relying-party.js';
 import { signInToNewApplication } from '../support/sign-in.js';
 import { startTestService, type TestService } from '../support/test-service.js';
+import { untilWaitingForLocks } from '../support/lock-waits.js';
 
 /**
  * The engine saves its session at the end of a request, and a browser back from the sign-in pages (a
@@ -23,19 +24,6 @@ afterAll(() => service?.close());
 
 const engineSessionIdOf = (browser: HttpBrowser) =>
   browser.cookieHeader(new URL(service.url('/oauth/authorize'))).match(/(?:^|; )_session=([^;]+)/)![1]!;
-
-/** Waits until some statement waits for a row lock (the resume's save, behind the test's lock). */
-async function untilWaitingForALock() {
-  for (let tries = 0; tries < 100; tries++) {
-    const { rows } = (await service.service.db.raw(
-      `select count(*)::int as waiting from pg_stat_activity
-        where datname = current_database() and wait_event_type = 'Lock'`,
-    )) as { rows: [{ waiting: number }] };
-    if (rows[0].waiting > 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error('the resume never waited for the lock');
-}
 
 describe('a return from the sign-in pages racing the owner’s logout on PostgreSQL', () => {
   it('saves no live session under the new id, and its code is refused', async () => {
@@ -61,7 +49,7 @@ describe('a return from the sign-in pages racing the owner’s logout on Postgre
     await db.transaction(async (trx) => {
       await trx('oidc_payloads').where({ model: 'Session', id: sessionId }).forUpdate().first('id');
       resumed = thief.request(resumeUrl);
-      await untilWaitingForALock();
+      await untilWaitingForLocks(service.service.db);
       expect(await endBrowserSignInOf(trx, user.id, sessionId, new Date())).toBe(true);
     });
     const callback = new URL((await resumed).url);

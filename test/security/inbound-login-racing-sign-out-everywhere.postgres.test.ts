@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeUserSessions } from '../../src/identity/sessions/sessions.js';
 import { firstPartyClientWithUserToken, loginTokenFor } from '../oidc/support/inbound-login.js';
 import { startTestService, type TestService } from '../support/test-service.js';
+import { untilWaitingForLocks } from '../support/lock-waits.js';
 
 /**
  * PostgreSQL only (runs when DATABASE_URL is set). An inbound-SSO login token redeemed while the user
@@ -25,19 +26,6 @@ async function redeem(loginToken: string, cookie?: string): Promise<Response> {
     headers: { 'content-type': 'application/json', ...(cookie ? { cookie } : {}) },
     body: JSON.stringify({ loginToken }),
   });
-}
-
-/** Waits until `count` statements wait for a row lock. */
-async function untilWaitingForLocks(count: number) {
-  for (let tries = 0; tries < 100; tries++) {
-    const { rows } = (await service.service.db.raw(
-      `select count(*)::int as waiting from pg_stat_activity
-        where datname = current_database() and wait_event_type = 'Lock'`,
-    )) as { rows: [{ waiting: number }] };
-    if (rows[0].waiting >= count) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`never ${count} statements waiting for a lock`);
 }
 
 describe('an inbound login racing "sign out everywhere" on PostgreSQL', () => {
@@ -66,11 +54,11 @@ describe('an inbound login racing "sign out everywhere" on PostgreSQL', () => {
     await db.transaction(async (trx) => {
       await trx('device_bindings').where({ id: bindingId }).forUpdate().first('id');
       redeemed = redeem(loginToken, deviceCookie);
-      await untilWaitingForLocks(1);
+      await untilWaitingForLocks(service.service.db, 1);
       signedOut = db.transaction((other) =>
         revokeUserSessions(other, user.id, { reason: 'revoked_by_admin' }, new Date()),
       );
-      await untilWaitingForLocks(2);
+      await untilWaitingForLocks(service.service.db, 2);
     });
     const [answer] = await Promise.all([redeemed, signedOut]);
     expect([200, 401]).toContain(answer.status);

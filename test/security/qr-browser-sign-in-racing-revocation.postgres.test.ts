@@ -5,6 +5,7 @@ import { recordEngineSessionStarter } from '../../src/oidc/models/engine-session
 import { createTestUser } from '../support/fixtures.js';
 import { startTestSession } from '../support/sign-in.js';
 import { startTestService, type TestService } from '../support/test-service.js';
+import { untilWaitingForLocks } from '../support/lock-waits.js';
 
 /**
  * PostgreSQL only (runs when DATABASE_URL is set). A browser signed in on the OIDC pages by a QR
@@ -18,20 +19,6 @@ beforeAll(async () => {
   service = await startTestService();
 });
 afterAll(() => service?.close());
-
-/** Waits until a statement waits for a row lock, or `done` settled without waiting for one. */
-async function untilWaitingForALockOr(done: Promise<unknown>) {
-  let settled = false;
-  void done.finally(() => (settled = true));
-  for (let tries = 0; tries < 100 && !settled; tries++) {
-    const { rows } = (await service.service.db.raw(
-      `select count(*)::int as waiting from pg_stat_activity
-        where datname = current_database() and wait_event_type = 'Lock'`,
-    )) as { rows: [{ waiting: number }] };
-    if (rows[0].waiting > 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe('a QR-approved browser saved while its approving session is revoked on PostgreSQL', () => {
   it('ends the browser’s engine session once the revocation is done', async () => {
@@ -54,7 +41,7 @@ describe('a QR-approved browser saved while its approving session is revoked on 
         expires_at: new Date(Date.now() + 3_600_000),
       });
       recorded = recordEngineSessionStarter(db, uid, approving, new Date());
-      await untilWaitingForALockOr(recorded);
+      await untilWaitingForLocks(service.service.db, 1, recorded);
     });
     await recorded;
 

@@ -3,6 +3,7 @@ import { deleteConsent } from '../../src/oidc/models/consent.js';
 import { revokeRefreshTokensOf } from '../../src/oidc/models/oauth-refresh-token.js';
 import { exchangeSsoCode, requestSsoCode, ssoParties } from '../oidc/support/sso-code.js';
 import { startTestService, type TestService } from '../support/test-service.js';
+import { untilWaitingForLocks } from '../support/lock-waits.js';
 
 /**
  * PostgreSQL only (runs when DATABASE_URL is set). A third-party client exchanging a one-time SSO code
@@ -16,20 +17,6 @@ beforeAll(async () => {
   service = await startTestService();
 });
 afterAll(() => service?.close());
-
-/** Waits until some statement waits for a row lock, or `done` settled without waiting for one. */
-async function untilWaitingForALockOr(done: Promise<unknown>) {
-  let settled = false;
-  void done.finally(() => (settled = true));
-  for (let tries = 0; tries < 100 && !settled; tries++) {
-    const { rows } = (await service.service.db.raw(
-      `select count(*)::int as waiting from pg_stat_activity
-        where datname = current_database() and wait_event_type = 'Lock'`,
-    )) as { rows: [{ waiting: number }] };
-    if (rows[0].waiting > 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe('a one-time SSO code exchanged while its consent is withdrawn on PostgreSQL', () => {
   it('leaves the client no grant once the withdrawal is done', async () => {
@@ -53,7 +40,7 @@ describe('a one-time SSO code exchanged while its consent is withdrawn on Postgr
         { clientId: parties.client.clientId, clientSecret: parties.clientSecret },
         code,
       );
-      await untilWaitingForALockOr(exchanged);
+      await untilWaitingForLocks(service.service.db, 1, exchanged);
     });
 
     const answer = await exchanged;

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeSession } from '../../src/identity/sessions/sessions.js';
 import { exchangeSsoCode, requestSsoCode, ssoParties } from '../oidc/support/sso-code.js';
 import { startTestService, type TestService } from '../support/test-service.js';
+import { untilWaitingForLocks } from '../support/lock-waits.js';
 
 /**
  * PostgreSQL only (runs when DATABASE_URL is set). A one-time SSO code exchanged while the session that
@@ -16,21 +17,6 @@ beforeAll(async () => {
   service = await startTestService();
 });
 afterAll(() => service?.close());
-
-/** Waits until `count` statements wait for a row lock, or `done` settled. */
-async function untilWaitingForLocks(count: number, done?: Promise<unknown>) {
-  let settled = false;
-  void done?.finally(() => (settled = true));
-  for (let tries = 0; tries < 100 && !settled; tries++) {
-    const { rows } = (await service.service.db.raw(
-      `select count(*)::int as waiting from pg_stat_activity
-        where datname = current_database() and wait_event_type = 'Lock'`,
-    )) as { rows: [{ waiting: number }] };
-    if (rows[0].waiting >= count) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  if (!done) throw new Error(`never ${count} statements waiting for a lock`);
-}
 
 describe('a one-time SSO code exchanged while its session is revoked on PostgreSQL', () => {
   it('leaves the client no live grant once the revocation is done', async () => {
@@ -57,10 +43,10 @@ describe('a one-time SSO code exchanged while its session is revoked on PostgreS
         { clientId: parties.client.clientId, clientSecret: parties.clientSecret },
         code,
       );
-      await untilWaitingForLocks(1);
+      await untilWaitingForLocks(service.service.db, 1);
       expect(await revokeSession(revocation, parties.user.id, sessionId, 'logout', new Date())).toBe(true);
     });
-    await untilWaitingForLocks(1, exchanged);
+    await untilWaitingForLocks(service.service.db, 1, exchanged);
     await revocation.commit();
 
     const answer = await exchanged;

@@ -2,14 +2,10 @@ import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IdentityClient } from '../identity/support/identity-client.js';
 import { createTestUser, uniqueEmail } from '../support/fixtures.js';
-import { freePort } from '../support/free-port.js';
 import { HttpBrowser } from '../support/http-browser.js';
-import { startTestService, type TestService } from '../support/test-service.js';
-import {
-  startUpstreamProvider,
-  type UpstreamAccount,
-  type UpstreamProvider,
-} from '../support/upstream-provider.js';
+import type { TestService } from '../support/test-service.js';
+import type { UpstreamAccount, UpstreamProvider } from '../support/upstream-provider.js';
+import { startServiceWithUpstream } from '../support/service-with-upstream.js';
 
 /**
  * The owner unlinks a provider account that a thief holds (the reason to unlink it): the thief's
@@ -24,23 +20,7 @@ let upstream: UpstreamProvider;
 let identity: IdentityClient;
 
 beforeAll(async () => {
-  const port = await freePort();
-  upstream = await startUpstreamProvider({
-    redirectUri: `http://127.0.0.1:${port}/oauth/providers/upstream/callback`,
-  });
-  service = await startTestService({
-    port,
-    oauthProviders: [
-      {
-        id: 'upstream',
-        name: 'Upstream ID',
-        issuer: upstream.issuer,
-        clientId: upstream.clientId,
-        clientSecret: upstream.clientSecret,
-        scopes: ['openid', 'email', 'phone', 'profile'],
-      },
-    ],
-  });
+  ({ service, upstream } = await startServiceWithUpstream());
   identity = new IdentityClient(service);
 });
 afterAll(async () => {
