@@ -307,7 +307,8 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
   const prefix = issuerPath(config.issuer);
   // Standalone it answers every path under the issuer's; in a host, only its own (the host has the rest).
   app.use(prefix ? servedUnder(prefix, ownStack, () => true) : ownStack);
-  const middleware = servedUnder(prefix, ownStack, ownsPath);
+  // In a host app `ctx.ip` follows the host's proxy setting; the service counts callers by its own.
+  const middleware = servedUnder(prefix, withOwnClientAddress(app, ownStack), ownsPath);
 
   const cleanup = options.backgroundJobs
     ? scheduleCleanup(db, clock, logger, [
@@ -351,5 +352,27 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
       await rateLimits.close();
       if (ownsDatabase) await database.close();
     },
+  };
+}
+
+/**
+ * Runs `stack` with `ctx.ip` as `app` (TRUST_PROXY, its hops) sees it, not as the host app does: a host
+ * that trusts every X-Forwarded-For entry (`proxy = true`) would let a caller pick a new address per
+ * request and escape every per-address rate limit and lockout. The host's own view is restored after.
+ */
+function withOwnClientAddress(
+  app: Koa,
+  stack: (ctx: Context, next?: Koa.Next) => Promise<unknown>,
+): (ctx: Context) => Promise<unknown> {
+  return async (ctx) => {
+    const view = Object.create(app.request) as Koa.Request;
+    Object.assign(view, { app, req: ctx.req });
+    const hostIp = ctx.request.ip;
+    ctx.request.ip = view.ip;
+    try {
+      return await stack(ctx);
+    } finally {
+      ctx.request.ip = hostIp;
+    }
   };
 }
