@@ -117,7 +117,14 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     if (options.pgliteDataDir) {
       await fs.mkdir(path.dirname(options.pgliteDataDir), { recursive: true });
     }
-    if (options.pgliteDataDir) await seedNewDataDirectory(options.pgliteDataDir);
+    if (options.pgliteDataDir) {
+      await seedNewDataDirectory(options.pgliteDataDir);
+      // PGlite writes its files 0666 (the seed's too): only the directory keeps other local users from
+      // reading and writing the database, 0700 as PostgreSQL requires of its own. Again at every start,
+      // for a directory made by an earlier version.
+      await fs.mkdir(options.pgliteDataDir, { recursive: true, mode: 0o700 });
+      await fs.chmod(options.pgliteDataDir, 0o700);
+    }
     pglite = await PGlite.create({
       dataDir: options.pgliteDataDir,
       startParams: [...PGlite.defaultStartParams, ...pgliteMemorySettings],
