@@ -148,12 +148,21 @@ export function ecosystemTokenVerifier(options: ResourceServerOptions) {
  * for OAuth access tokens. Told apart by the typ header alone, a token signed by the other purpose's
  * key would pass for the kind its header names. A key without the member vouches for nothing.
  */
+/**
+ * Errors of fetching or reading the issuer's key set: the operator's to see (thrown on). An error of the
+ * token itself (an unknown `crit` header is JOSENotSupported too) is the caller's: a 401, not a 500.
+ */
+const keyResolutionErrors = new WeakSet<Error>();
+
 function keysByPurpose(remote: ReturnType<typeof createRemoteJWKSet>) {
   return (purpose: 'main-auth' | 'oidc') =>
     async (header: JWTHeaderParameters, token: FlattenedJWSInput): ReturnType<typeof remote> => {
       if (typeof header.kid !== 'string') throw new InvalidEcosystemTokenError('the token names no key');
       // Fetches the set (again, on an unknown kid) and picks the key as jose does.
-      const key = await remote(header, token);
+      const key = await remote(header, token).catch((error: unknown) => {
+        if (error instanceof Error) keyResolutionErrors.add(error);
+        throw error;
+      });
       const published = remote.jwks()?.keys.find((candidate) => candidate.kid === header.kid) as
         Record<string, unknown> | undefined;
       if (published?.[keyPurposeMember] !== purpose) {
@@ -171,7 +180,12 @@ async function verifiedClaims(
   try {
     return (await jwtVerify(token, keys, checks)).payload;
   } catch (error) {
-    if (error instanceof joseErrors.JWKSTimeout || error instanceof joseErrors.JOSENotSupported) throw error;
+    if (
+      (error instanceof joseErrors.JWKSTimeout || error instanceof joseErrors.JOSENotSupported) &&
+      keyResolutionErrors.has(error)
+    ) {
+      throw error;
+    }
     if (error instanceof joseErrors.JOSEError) throw new InvalidEcosystemTokenError(error.message);
     throw error;
   }
