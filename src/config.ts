@@ -325,6 +325,15 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   if (issuerUrl.search || issuerUrl.hash || issuer.includes('?') || issuer.includes('#')) {
     throw new ConfigError('ISSUER', 'must have no query or fragment (e.g. https://id.example.com/idp)');
   }
+  // Production over plain http: passwords and tokens in clear, cookies not Secure, no HSTS. Only a
+  // loopback issuer (a benchmark, a proxy on the same machine) may be http.
+  if (
+    environment.NODE_ENV === 'production' &&
+    issuerUrl.protocol === 'http:' &&
+    !['localhost', '127.0.0.1', '[::1]'].includes(issuerUrl.hostname)
+  ) {
+    throw new ConfigError('ISSUER', 'must be https when NODE_ENV=production (http only on loopback)');
+  }
   if (
     environment.OIDC_PRIVATE_KEY !== undefined &&
     environment.OIDC_PRIVATE_KEY === environment.MAIN_AUTH_PRIVATE_KEY
