@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Clock } from '../../clock.js';
-import type { Database } from '../../db/database.js';
+import type { Database, Queryable } from '../../db/database.js';
 import { defaults } from '../../defaults.js';
 import { ApiError } from '../../http/api-error.js';
 import { requestFrom } from '../../http/request-info.js';
@@ -242,6 +242,9 @@ export class AuthFlowEngine {
 
     const state: FlowSession = { ...session, tempData: { ...session.tempData } };
     const authMethods = [...((session.tempData.authMethods as string[] | undefined) ?? [])];
+    // Before any step of this screen checks a password or a code: a sign-out everywhere after this
+    // moment ends the flow (#complete).
+    const screenStartedAt = this.clock.now();
     for (const stepId of screen) {
       const step = this.steps.get(stepId, session.flow)!;
       const input = step.input.parse(inputs[stepId] ?? {});
@@ -270,7 +273,8 @@ export class AuthFlowEngine {
     state.pendingSteps = session.pendingSteps.slice(screen.length);
     await this.#personalize(state, authMethods.length > 0);
 
-    if (state.pendingSteps.length === 0) return this.#complete(state, authMethods, options.onComplete);
+    if (state.pendingSteps.length === 0)
+      return this.#complete(state, authMethods, screenStartedAt, options.onComplete);
 
     state.tempData = { ...state.tempData, ...(await this.#prepare(state, request)) };
     const advanced = await advanceFlowSession(this.db, session, state, this.clock.now());
@@ -334,9 +338,18 @@ export class AuthFlowEngine {
   async #complete<Completion>(
     state: FlowSession,
     authMethods: string[],
+    screenStartedAt: Date,
     onComplete: SubmitOptions<Completion>['onComplete'],
   ): Promise<FlowCompleted & { completion: Completion | undefined }> {
     return this.db.transaction(async (trx) => {
+      // The user's row, held until the session is committed: a sign-out everywhere (a password change,
+      // revoke-all) takes it first, so it either waits and then ends this session, or came first and
+      // this flow, whose steps ran before it (the old password), ends here. Without it a flow whose last
+      // screen named the account and checked its password (no user on the flow's row yet) went unseen
+      // by the sign-out and kept its new session.
+      if (state.userId !== undefined && (await signedOutSince(trx, state.userId, screenStartedAt))) {
+        throw flowSessionInvalid();
+      }
       // The last step: the session ends here; a replay of this request finds it gone.
       if (!(await endFlowSession(trx, state.id))) throw flowSessionInvalid();
       const finisher = this.options.finishers?.[state.flow];
@@ -377,4 +390,19 @@ function withProofTime(tempData: Record<string, unknown>, at: Date | undefined):
 function authenticatedAtOf(tempData: Record<string, unknown>): Date | undefined {
   if (tempData.freshProof === true || typeof tempData.proofAt !== 'number') return undefined;
   return new Date(tempData.proofAt);
+}
+
+/**
+ * Whether the user was signed out everywhere after `since`, read holding their row (FOR SHARE) until
+ * the caller's transaction ends: a sign-out everywhere (revokeUserSessions) writes it first. Strictly
+ * after: a sign-in begun in the very millisecond of the sign-out (always, under a clock that does not
+ * move) is not refused for it; one whose steps ran before the sign-out committed began before it.
+ */
+async function signedOutSince(trx: Queryable, userId: string, since: Date): Promise<boolean> {
+  const row: { signed_out_everywhere_at: Date | string | null } | undefined = await trx('users')
+    .where({ id: userId })
+    .forShare()
+    .first('signed_out_everywhere_at');
+  const at = row?.signed_out_everywhere_at;
+  return at !== undefined && at !== null && new Date(at).getTime() > since.getTime();
 }

@@ -423,6 +423,11 @@ export async function revokeUserSessions(
 ): Promise<number> {
   const except = options.exceptSessionId;
   const kept = except !== undefined && isUuid(except) ? except : undefined;
+  // The user's row first (users, then sessions, then tokens): a login flow finishing holds it from its
+  // start (flow-engine.ts), so its session is committed before the look below, or it waits and finds
+  // the account signed out after its steps ran, and starts none. A flow whose last screen both named
+  // the account and checked its password holds no other row this waits on.
+  await db('users').where({ id: userId }).update({ signed_out_everywhere_at: now });
   const revoked = await revokeSessionsWhere(db, { userId, exceptSessionId: kept }, options.reason, now);
   await endPendingSignInsOf(db, userId, now);
   // A sign-in in flight (an inbound login token or a QR approval used, a flow finished) had inserted its
