@@ -7,7 +7,7 @@ import {
   releaseLoginAttempt,
 } from '../brute-force/login-protection.js';
 import { findUserById } from '../users/user.js';
-import { findPasswordHash, savePasswordHash } from './password-credential.js';
+import { findPasswordHash, replacePasswordHash } from './password-credential.js';
 import type { PasswordDeps } from './password-deps.js';
 import { hashPassword, verifyPassword } from './password-hash.js';
 import { assertPasswordAcceptable } from './password-policy.js';
@@ -79,7 +79,12 @@ export async function changePassword(
   const hash = await hashPassword(change.newPassword, deps.passwordHashing);
   const result = await deps.db.transaction(async (trx) => {
     const now = deps.clock.now();
-    await savePasswordHash(trx, user.id, hash, now);
+    // Only over the password just checked (compare-and-set): a reset or another change that committed
+    // since (the owner taking the account back) is not written over with a password of whoever knew
+    // the old one.
+    if (!(await replacePasswordHash(trx, user.id, storedHash, hash, now))) {
+      throw new ApiError(400, 'invalid_password', 'The current password is not right.');
+    }
     if (change.sessionId) await deps.recordSessionAuthentication(trx, change.sessionId);
     const revokedSessions = await deps.revokeOtherSessions(trx, user.id, change.sessionId);
     await writeAuditEvent(
