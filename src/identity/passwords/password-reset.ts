@@ -5,7 +5,7 @@ import { endpointLimits, enforceEndpointLimit } from '../brute-force/endpoint-li
 import { channelOf } from '../transports/transport.js';
 import type { TransportChoice } from '../transports/transport-registry.js';
 import { parseIdentifier, type Identifier } from '../users/contact.js';
-import { findUserById, findUserByIdentifier, type User } from '../users/user.js';
+import { findUserById, findUserByIdentifier, userFromRow, type User, type UserRow } from '../users/user.js';
 import {
   checkVerificationCode,
   confirmVerificationCode,
@@ -143,6 +143,17 @@ export async function resetPassword(
     await confirmVerificationCode(deps, { ...code, userId: user.id }, trx);
     const now = deps.clock.now();
     await savePasswordHash(trx, user.id, hash, now);
+    // Again, holding the user's row until this commits: an email or phone replaced (or a disable)
+    // since the check above, while the password was hashed, made this code one of a contact that no
+    // longer reaches the account (an old inbox the owner just replaced), which must not set it.
+    const row: UserRow | undefined = await trx<UserRow>('users')
+      .where({ id: user.id })
+      .forNoKeyUpdate()
+      .first();
+    const current = row ? userFromRow(row) : undefined;
+    if (!current || current.status !== 'active' || !stillReaches(current, identifier)) {
+      throw new ApiError(400, 'invalid_code', 'This code is not right.');
+    }
     const revokedSessions = await deps.revokeOtherSessions(trx, user.id);
     await clearAccountLockout(trx, user.id);
     await writeAuditEvent(
