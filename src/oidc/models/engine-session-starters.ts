@@ -1,4 +1,5 @@
 import { isUuid } from '../../identity/uuid.js';
+import { isSessionRevokedHeld } from '../../identity/sessions/session-revoked-held.js';
 import type { Queryable } from '../../db/database.js';
 import { endBrowserSignInOf } from './user-sign-ins.js';
 
@@ -26,14 +27,11 @@ export async function recordEngineSessionStarter(
     .insert({ session_uid: sessionUid, started_by_session_id: startedBySessionId })
     .onConflict('session_uid')
     .ignore();
-  // Read under a share lock, by id alone: a revocation in flight may have looked for the engine
-  // sessions it vouched for before the record above was there; a plain read saw the session live (not
-  // yet committed) and the browser went on signing in to applications. This waits for it to commit.
-  const row: { is_revoked: boolean } | undefined = await db('sessions')
-    .where({ id: startedBySessionId })
-    .forShare()
-    .first('is_revoked');
-  if (row?.is_revoked === true) await endEngineSignInsStartedBy(db, [startedBySessionId], now);
+  // Without the share lock, the browser went on signing in to applications after a revocation in
+  // flight had looked for the engine sessions the approver vouched for.
+  if (await isSessionRevokedHeld(db, startedBySessionId)) {
+    await endEngineSignInsStartedBy(db, [startedBySessionId], now);
+  }
 }
 
 /**

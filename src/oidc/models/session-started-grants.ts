@@ -1,5 +1,6 @@
 import type { Queryable } from '../../db/database.js';
 import { isUuid } from '../../identity/uuid.js';
+import { isSessionRevokedHeld } from '../../identity/sessions/session-revoked-held.js';
 import { revokeGrants } from './grant-revocation.js';
 
 /**
@@ -24,14 +25,9 @@ export async function recordGrantStartedBy(
     .insert({ grant_id: grantId, started_by_session_id: sessionId })
     .onConflict('grant_id')
     .ignore();
-  // Read under a share lock, by id alone: a revocation in flight may have looked for this session's
-  // grants before the record above was there; a plain read saw the session live (not yet committed)
-  // and the client kept the grant after the session ended. This waits for it to commit or roll back.
-  const row: { is_revoked: boolean } | undefined = await db('sessions')
-    .where({ id: sessionId })
-    .forShare()
-    .first('is_revoked');
-  if (row?.is_revoked !== true) return true;
+  // Without the share lock, the client kept the grant after a revocation in flight had looked for
+  // this session's grants.
+  if (!(await isSessionRevokedHeld(db, sessionId))) return true;
   await revokeGrants(db, [grantId], now);
   return false;
 }
