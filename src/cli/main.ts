@@ -3,10 +3,11 @@ import { systemClock } from '../clock.js';
 import { ConfigError, loadMainConfig } from '../config.js';
 import { openDatabase, type Database, type DatabaseHandle } from '../db/database.js';
 import { migrateToLatest, pendingMigrations } from '../db/migrate.js';
-import { CommandRefused } from './command.js';
+import { CommandRefused, UsageError } from './command.js';
 import { migrateCommand } from './commands/migrate.js';
 import { claimDataDirectory, forwardCommand, type ControlChannel } from './control-channel.js';
 import { invokedAs } from './invoked-as.js';
+import { readStandardInput, withPasswordFromStdin } from './password-from-stdin.js';
 import { findCommand, runCommand } from './run-command.js';
 
 /**
@@ -15,7 +16,15 @@ import { findCommand, runCommand } from './run-command.js';
  * one (PGlite is one process), else opens the database itself. Prints JSON on stdout; errors on stderr
  * with a non-zero exit code. Who migrates: bringUpToDate.
  */
-async function main(argv: string[]): Promise<number> {
+async function main(commandLine: string[]): Promise<number> {
+  let argv: string[];
+  try {
+    argv = await withPasswordFromStdin(commandLine, readStandardInput);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`error: ${error.message}\n`);
+    return 2;
+  }
   let config;
   try {
     config = loadMainConfig();

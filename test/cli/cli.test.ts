@@ -4,7 +4,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withPasswordFromStdin } from '../../src/cli/password-from-stdin.js';
 import { runCommand } from '../../src/cli/run-command.js';
+import { findPasswordHash } from '../../src/identity/passwords/password-credential.js';
+import { verifyPassword } from '../../src/identity/passwords/password-hash.js';
 import { systemClock } from '../../src/clock.js';
 import type { DatabaseHandle } from '../../src/db/database.js';
 import { signingKeyFromPem } from '../../src/keys/signing-keys.js';
@@ -194,6 +197,35 @@ describe('npm run idp -- <command> (the command line, in this process)', () => {
     expect(result.stderr).toMatch(message);
   });
 
+  // Arguments show in `ps` to every user of the machine: the password can come on standard input.
+  it('takes the password from standard input with --password-stdin, never two of them', async () => {
+    const email = `stdin-${crypto.randomBytes(4).toString('hex')}@example.com`;
+    const argv = await withPasswordFromStdin(
+      ['users:create', '--email', email, '--password-stdin'],
+      async () => 'a passphrase from stdin\r\nsecond line ignored\n',
+    );
+    const created = await run(...argv);
+    expect(created.exitCode).toBe(0);
+    const { id } = json(created.stdout) as { id: string };
+    const hash = await findPasswordHash(database.db, id);
+    expect(await verifyPassword(hash, 'a passphrase from stdin')).toBe(true);
+
+    const short = await run(
+      ...(await withPasswordFromStdin(
+        ['users:create', '--email', `x${email}`, '--password-stdin'],
+        async () => 'short\n',
+      )),
+    );
+    expect(short.stderr).toMatch(/--password: must have at least 8 characters/);
+
+    await expect(
+      withPasswordFromStdin(
+        ['users:create', '--password', 'a long passphrase', '--password-stdin'],
+        async () => '',
+      ),
+    ).rejects.toThrow(/give --password or --password-stdin, not both/);
+  });
+
   it('generates an RSA-2048 private key the service accepts', async () => {
     const result = await run('keys:generate');
     expect(result.exitCode).toBe(0);
@@ -210,9 +242,10 @@ describe('npm run idp -- <command> (as a process)', () => {
     // The first start creates the embedded database and runs every migration: the slow one.
     const user = await runEntryPoint(
       'src/cli/main.ts',
-      ['users:create', '--email', email, '--password', 'a long passphrase'],
+      ['users:create', '--email', email, '--password-stdin'],
       environment,
       110_000,
+      'a long passphrase\n',
     );
     expect(user.stderr).toBe('');
     expect(user.code).toBe(0);

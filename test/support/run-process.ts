@@ -9,18 +9,23 @@ export interface ProcessResult {
   stderr: string;
 }
 
-/** Runs a TypeScript entry point of the repository (src/main.ts, src/cli/main.ts) as `node --import tsx`. */
+/**
+ * Runs a TypeScript entry point of the repository (src/main.ts, src/cli/main.ts) as `node --import tsx`;
+ * `stdin` is written to its standard input, which is then closed (closed at once without it).
+ */
 export function runEntryPoint(
   entry: string,
   args: string[],
   env: Record<string, string | undefined>,
   timeoutMs = 60_000,
+  stdin = '',
 ): Promise<ProcessResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
       cwd: repositoryRoot,
       env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'warn', ...env },
     });
+    child.stdin.end(stdin);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

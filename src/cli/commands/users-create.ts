@@ -24,7 +24,8 @@ const inputSchema = z
 
 export const usersCreateCommand: CliCommand = {
   name: 'users:create',
-  usage: 'users:create --email E [--phone P] --password PW [--role R]... [--given-name G] [--family-name F]',
+  usage:
+    'users:create --email E [--phone P] (--password PW | --password-stdin) [--role R]... [--given-name G] [--family-name F]',
   summary: 'Create a user whose email/phone are verified, with a password and roles',
   options: {
     email: { type: 'string' },
