@@ -128,6 +128,31 @@ describe('the resource-server kit against the running identity service', () => {
     expect(answer.body.message).toContain("does not carry the user's authority");
   });
 
+  it("refuses other applications' user tokens when told to: acceptThirdPartyUserTokens false", async () => {
+    const firstParty = await userWithTokens(identity);
+    const thirdParty = await userWithTokens(identity);
+    const ownAppsOnly = await startResourceServer({
+      issuer: identity.issuer,
+      audience: identity.service.config.apiAudience,
+      firstPartyClients: [firstParty.client.clientId],
+      acceptThirdPartyUserTokens: false,
+    });
+    try {
+      const refused = await call('/whoami', thirdParty.tokens.access_token, ownAppsOnly);
+      expect(refused).toMatchObject({ status: 401, body: { error: 'invalid_token' } });
+      expect(refused.challenge).toMatch(/^Bearer error="invalid_token"/);
+      expect((await call('/whoami', firstParty.tokens.access_token, ownAppsOnly)).body).toEqual({
+        kind: 'user',
+        token: 'oauth-user',
+        clientId: firstParty.client.clientId,
+      });
+      expect((await call('/whoami', mainAuthToken, ownAppsOnly)).status).toBe(200);
+      expect((await call('/whoami', serviceToken, ownAppsOnly)).status).toBe(200);
+    } finally {
+      await ownAppsOnly.close();
+    }
+  });
+
   it('binds each key to its kind: a token signed by the other purpose’s key is refused', async () => {
     const { keys, config } = identity.service;
     const now = Math.floor(Date.now() / 1000);

@@ -58,6 +58,14 @@ export interface ResourceServerOptions {
   accept?: readonly EcosystemTokenKind[];
   /** client_ids of the ecosystem's own applications: their OAuth user tokens with `roles` carry authority. */
   firstPartyClients?: readonly string[];
+  /**
+   * Whether OAuth user tokens of other applications are accepted (default true). Every access token
+   * carries the one ecosystem audience, so a third-party application a user signed in to with only
+   * `openid` holds a token this service verifies. It carries no authority (see `hasUserAuthority`),
+   * but a route that needs only "a signed-in user" would serve that application the user's data.
+   * False refuses them (401 invalid_token): only main-auth, service and `firstPartyClients`' tokens.
+   */
+  acceptThirdPartyUserTokens?: boolean;
   /** Seconds of clock difference tolerated on exp/iat (default 5). */
   clockToleranceSeconds?: number;
 }
@@ -137,6 +145,15 @@ export function ecosystemTokenVerifier(options: ResourceServerOptions) {
             };
     if (!accept.has(principal.token)) {
       throw new InvalidEcosystemTokenError(`${principal.token} tokens are not accepted here`);
+    }
+    if (
+      principal.token === 'oauth-user' &&
+      options.acceptThirdPartyUserTokens === false &&
+      !firstParty.has(String(principal.clientId))
+    ) {
+      throw new InvalidEcosystemTokenError(
+        "tokens of the ecosystem's own applications only are accepted here",
+      );
     }
     return principal;
   };
