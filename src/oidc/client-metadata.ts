@@ -1,4 +1,5 @@
 import type { OAuthClient } from './models/oauth-client.js';
+import { applicationTypeOf } from './redirect-uri.js';
 import { acceptsSsoCodes, ssoCodeGrantType } from './sso/sso-clients.js';
 
 /** Name of our extra client metadata holding the client's allowed scopes (OIDC and service scopes). */
@@ -28,32 +29,11 @@ export function clientMetadata(client: OAuthClient): Record<string, unknown> {
     post_logout_redirect_uris: client.postLogoutRedirectUris,
     // The spec's id_token always carries auth_time.
     require_auth_time: true,
-    application_type: applicationType(client.redirectUris),
+    application_type: applicationTypeOf(client.redirectUris),
     [allowedScopesMetadata]: client.allowedScopes,
     [firstPartyMetadata]: client.firstParty,
   };
 }
-
-/**
- * A native app (RFC 8252) redirects to a private-use scheme or to http on a loopback IP literal; the
- * engine then matches its loopback redirect URIs with any port, as the app listens on whatever port is
- * free (§7.3: MUST), and asks for consent at every authorization, as any app on the device could claim
- * the redirect (§8.6). https on a loopback host is not a native app's (the engine refuses it for one):
- * a client registering it stays a web client, matched exactly.
- */
-function applicationType(redirectUris: string[]): 'native' | 'web' {
-  const urls = redirectUris.map((uri) => URL.parse(uri));
-  const native = urls.some(
-    (url) =>
-      url !== null &&
-      (!/^https?:$/.test(url.protocol) || (url.protocol === 'http:' && loopbackIpLiterals.has(url.hostname))),
-  );
-  const loopbackHttps = urls.some((url) => url?.protocol === 'https:' && loopbackHosts.has(url.hostname));
-  return native && !loopbackHttps ? 'native' : 'web';
-}
-
-const loopbackIpLiterals = new Set(['127.0.0.1', '[::1]']);
-const loopbackHosts = new Set(['localhost', ...loopbackIpLiterals]);
 
 /** The scopes a client may receive, from the engine's client object. */
 export function allowedScopesOf(client: { [key: string]: unknown }): string[] {

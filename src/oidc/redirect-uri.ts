@@ -43,6 +43,44 @@ function authority(value: string): string | undefined {
   return /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i.exec(value)?.[1];
 }
 
+const loopbackIpLiterals = new Set(['127.0.0.1', '[::1]']);
+
+/**
+ * A native app (RFC 8252) redirects to a private-use scheme or to http on a loopback IP literal; the
+ * engine then matches its loopback redirect URIs with any port, as the app listens on whatever port is
+ * free (§7.3: MUST), and asks for consent at every authorization, as any app on the device could claim
+ * the redirect (§8.6). https on a loopback host is not a native app's (the engine refuses it for one):
+ * a client registering it stays a web client, matched exactly.
+ */
+export function applicationTypeOf(redirectUris: readonly string[]): 'native' | 'web' {
+  const urls = redirectUris.map((uri) => URL.parse(uri));
+  const native = urls.some(
+    (url) =>
+      url !== null &&
+      (!/^https?:$/.test(url.protocol) || (url.protocol === 'http:' && loopbackIpLiterals.has(url.hostname))),
+  );
+  const loopbackHttps = urls.some((url) => url?.protocol === 'https:' && loopbackHosts.has(url.hostname));
+  return native && !loopbackHttps ? 'native' : 'web';
+}
+
+/**
+ * Why a redirect or post-logout URI, each fine alone, can't be registered beside the client's redirect
+ * URIs (which make it a web or a native app: applicationTypeOf), or undefined. The engine refuses to
+ * load a web client with a private-use scheme, or a native one with https on a loopback host: such a
+ * client was saved, and every authorization then failed.
+ */
+export function redirectUriUnfitFor(type: 'native' | 'web', value: string): string | undefined {
+  const url = URL.parse(value);
+  if (!url) return undefined;
+  if (type === 'web' && !/^https?:$/.test(url.protocol)) {
+    return 'a private-use scheme is a native app’s redirect, and this client’s https redirect URI on a loopback host makes it a web app: register one kind';
+  }
+  if (type === 'native' && url.protocol === 'https:' && loopbackHosts.has(url.hostname)) {
+    return 'https on a loopback host is not a native app’s redirect (RFC 8252 §7.3: http on 127.0.0.1 or [::1]), and this client’s other redirect URIs make it a native app';
+  }
+  return undefined;
+}
+
 /** A redirect URI or post-logout redirect URI a client may register (the API and the CLI use it). */
 export const redirectUriSchema = z
   .string()

@@ -297,6 +297,22 @@ describe('POST /oauth/clients/register', () => {
       { redirect_uris: [callbackUri], post_logout_redirect_uris: ['https://*.example.com/'] },
       'post_logout_redirect_uris.0',
     ],
+    // Each fine alone, but the engine could never load the client (every authorization failed).
+    [
+      'a private-use scheme beside https on localhost (a web app)',
+      { redirect_uris: ['https://localhost/cb', 'com.example.app:/cb'] },
+      'redirect_uris.1',
+    ],
+    [
+      'a web app’s post-logout URI of a private-use scheme',
+      { redirect_uris: ['https://app.example.com/cb'], post_logout_redirect_uris: ['com.example.app:/bye'] },
+      'post_logout_redirect_uris.0',
+    ],
+    [
+      'a native app’s post-logout URI of https on localhost',
+      { redirect_uris: ['com.example.app:/cb'], post_logout_redirect_uris: ['https://localhost/bye'] },
+      'post_logout_redirect_uris.0',
+    ],
   ])('refuses %s with 400 invalid_redirect_uri (RFC 7591) and writes nothing', async (_label, uris, path) => {
     const before = await clientCount();
     const answer = await register({ name: 'x', type: 'public', scopes: ['openid'], ...uris });

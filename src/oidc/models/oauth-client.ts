@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { constantTimeEqual, randomSecret, sha256 } from '../../crypto/digest.js';
 import type { Queryable } from '../../db/database.js';
 import { ApiError } from '../../http/api-error.js';
-import { redirectUriSchema } from '../redirect-uri.js';
+import { applicationTypeOf, redirectUriSchema, redirectUriUnfitFor } from '../redirect-uri.js';
 import { isOidcScope, isServiceScope, oidcScopes, serviceScopePattern, servicePrefix } from '../scopes.js';
 
 /** An OAuth client as the rest of the service sees it (table oauth_clients). */
@@ -94,6 +94,13 @@ export const newClientSchema = z
     }
     if (grants.has('authorization_code') && client.redirectUris.length === 0) {
       problem('redirectUris', 'authorization_code needs at least one redirect URI');
+    }
+    const type = applicationTypeOf(client.redirectUris);
+    for (const field of ['redirectUris', 'postLogoutRedirectUris'] as const) {
+      client[field].forEach((uri, index) => {
+        const unfit = redirectUriUnfitFor(type, uri);
+        if (unfit) issues.addIssue({ code: 'custom', path: [field, index], message: unfit });
+      });
     }
   });
 
