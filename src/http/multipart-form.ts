@@ -33,6 +33,7 @@ export function readMultipartForm(
       reject(unsupportedMediaType('Send the form as multipart/form-data.'));
       return;
     }
+    const unreadable = () => reject(new ApiError(400, 'invalid_request', 'The form could not be read.'));
     const form: MultipartForm = { fields: {}, files: {} };
     parser.on('field', (name, value) => {
       form.fields[name] = value;
@@ -47,8 +48,12 @@ export function readMultipartForm(
       stream.on('end', () => {
         form.files[name] = { bytes: Buffer.concat(chunks), truncated };
       });
+      // A body that ends inside the file (a cut upload, or one cut on purpose) fails this stream as
+      // well as the parser. Unheard, the stream's 'error' was an uncaught exception that ended the
+      // process, everyone's requests with it; the form is refused like any broken one.
+      stream.on('error', unreadable);
     });
-    parser.on('error', () => reject(new ApiError(400, 'invalid_request', 'The form could not be read.')));
+    parser.on('error', unreadable);
     parser.on('close', () => resolve(form));
     request.pipe(parser);
   });
