@@ -1,7 +1,9 @@
 import { z } from 'zod';
+import { ApiError } from '../../http/api-error.js';
 import { requestInfo } from '../../http/request-info.js';
 import { setFirstPassword, type FirstPasswordDeps } from '../passwords/first-password.js';
 import { activeSessionOf } from '../sessions/require-active-session.js';
+import { holdUnrevokedSession } from '../sessions/sessions.js';
 import type { IdentityRoutes } from './identity-api.js';
 
 // The policy (length, common passwords, the user's own contacts) answers weak_password in the service.
@@ -33,10 +35,17 @@ export function firstPasswordRoutes(deps: FirstPasswordDeps): IdentityRoutes {
         },
       },
       async (ctx, body) => {
+        const session = activeSessionOf(ctx);
         await setFirstPassword(deps, {
           ...body,
-          userId: activeSessionOf(ctx).userId,
+          userId: session.userId,
           request: requestInfo(ctx),
+          // The session ended while the password was hashed (a logout, a revocation, a sign-out
+          // everywhere): a copy of its token writes nothing.
+          holdStanding: async (trx) =>
+            (await holdUnrevokedSession(trx, session.userId, session.id))
+              ? undefined
+              : new ApiError(401, 'session_ended', 'This session has ended. Sign in again.'),
         });
         ctx.body = { status: 'password_set' };
       },

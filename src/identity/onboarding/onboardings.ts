@@ -52,6 +52,27 @@ export async function isOnboardingLive(
   return row !== undefined;
 }
 
+/**
+ * In the caller's transaction: whether the onboarding `id` of `userId` is still in progress, its row
+ * held until the transaction ends. What the caller writes for it (the account's first password) is
+ * then written only while it lives: an end racing the caller (a logout, a sign-out everywhere) waits
+ * for the commit, or committed first and the caller writes nothing.
+ */
+export async function holdLiveOnboarding(
+  db: Queryable,
+  id: string,
+  userId: string,
+  now: Date,
+): Promise<boolean> {
+  if (!isUuid(id)) return false;
+  const row: unknown = await db('onboardings')
+    .where({ id, user_id: userId })
+    .where('expires_at', '>', now)
+    .forShare()
+    .first('id');
+  return row !== undefined;
+}
+
 /** The end of one onboarding: its cookie, and any copy of it, acts no more. */
 export async function endOnboarding(db: Queryable, id: string): Promise<void> {
   if (isUuid(id)) await db('onboardings').where({ id }).delete();

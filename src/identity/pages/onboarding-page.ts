@@ -16,7 +16,7 @@ import { pageLanguage, pageMessages } from '../../i18n/page-language.js';
 import type { SecurityNotifications } from '../notifications/security-notifications.js';
 import { onboardingCookie, type Onboarding } from '../onboarding/onboarding-cookie.js';
 import { saveUserLanguage, saveUserName } from '../onboarding/onboarding-profile.js';
-import { endOnboarding, isOnboardingLive } from '../onboarding/onboardings.js';
+import { endOnboarding, holdLiveOnboarding, isOnboardingLive } from '../onboarding/onboardings.js';
 import { nextOnboardingStep, onboardingSteps, type OnboardingStep } from '../onboarding/onboarding-steps.js';
 import { setFirstPassword } from '../passwords/first-password.js';
 import { findPasswordHash } from '../passwords/password-credential.js';
@@ -49,6 +49,7 @@ const passwordForm = z.object({
   skip: skipFlag,
 });
 const stepQuery = z.object({ step: z.enum(onboardingSteps).optional() });
+const onboardingExpired = () => new ApiError(400, 'onboarding_expired', 'This page has expired.');
 
 /** A name part as people write it: trimmed, inner runs of spaces as one, at most 100 characters. */
 const namePart = (value: string) => value.normalize('NFC').trim().replace(/\s+/g, ' ');
@@ -82,8 +83,13 @@ export function onboardingPageRoutes(deps: OnboardingPageDependencies): Router {
     const live = onboarding && (await isOnboardingLive(db, onboarding.id, onboarding.userId, now));
     const user = live && (await findUserById(db, onboarding.userId));
     if (onboarding && user && user.status === 'active') return { onboarding, user };
+    renderExpired(ctx);
+    return undefined;
+  };
+
+  const renderExpired = (ctx: Context) => {
     const lang = pageLanguage(ctx);
-    const error = new ApiError(400, 'onboarding_expired', 'This page has expired.');
+    const error = onboardingExpired();
     renderPage(
       ctx,
       'error',
@@ -96,7 +102,6 @@ export function onboardingPageRoutes(deps: OnboardingPageDependencies): Router {
       },
       error.status,
     );
-    return undefined;
   };
 
   const render = (
@@ -267,10 +272,18 @@ export function onboardingPageRoutes(deps: OnboardingPageDependencies): Router {
           newPassword: form.password,
           newPasswordConfirmation: form.passwordConfirmation,
           request: requestInfo(ctx),
+          // Ended while the password was hashed (a logout, a sign-out everywhere): nothing is written.
+          holdStanding: async (trx) =>
+            (await holdLiveOnboarding(trx, found.onboarding.id, found.user.id, clock.now()))
+              ? undefined
+              : onboardingExpired(),
         });
         await advance(ctx, 'password', found.onboarding, pageLanguage(ctx));
       },
-      (error) => render(ctx, 'password', found.user, {}, error),
+      (error) =>
+        error.code === 'onboarding_expired'
+          ? renderExpired(ctx)
+          : render(ctx, 'password', found.user, {}, error),
     );
   });
 
