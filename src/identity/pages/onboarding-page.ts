@@ -232,10 +232,19 @@ export function onboardingPageRoutes(deps: OnboardingPageDependencies): Router {
         const image = await checkAvatarImage(
           form.files.avatar ?? { bytes: Buffer.alloc(0), truncated: false },
         );
-        await saveAvatar(db, found.user.id, image, deps.issuer, clock.now());
+        // The upload is read after the onboarding was looked at, as slowly as its sender likes: one
+        // begun with a copy of the cookie before the owner's logout must not land after it.
+        await saveAvatar(db, found.user.id, image, deps.issuer, clock.now(), async (trx) =>
+          (await holdLiveOnboarding(trx, found.onboarding.id, found.user.id, clock.now()))
+            ? undefined
+            : onboardingExpired(),
+        );
         await advance(ctx, 'avatar', found.onboarding, pageLanguage(ctx));
       },
-      (error) => render(ctx, 'avatar', found.user, {}, error),
+      (error) =>
+        error.code === 'onboarding_expired'
+          ? renderExpired(ctx)
+          : render(ctx, 'avatar', found.user, {}, error),
     );
   });
 

@@ -1,4 +1,5 @@
 import type { Database, Queryable } from '../../db/database.js';
+import type { ApiError } from '../../http/api-error.js';
 import { isUuid } from '../uuid.js';
 import type { AvatarImage } from './avatar-image.js';
 
@@ -19,7 +20,9 @@ const imageFromBase64 = (db: Queryable, bytes: Buffer) =>
 /**
  * Stores the user's new avatar and points `users.picture` (and the user's saved accounts) at it, in one
  * transaction; the previous avatar is deleted. Each upload gets a new id, so an address never changes
- * content and may be cached for ever.
+ * content and may be cached for ever. `holdStanding`: what lets the request act for the user (the
+ * onboarding of its cookie), looked at in that transaction after the user's row is held, and held
+ * until the commit; when it has ended, nothing is stored and its error is thrown.
  */
 export async function saveAvatar(
   db: Database,
@@ -27,8 +30,13 @@ export async function saveAvatar(
   image: AvatarImage,
   issuer: string,
   now: Date,
+  holdStanding?: (trx: Queryable) => Promise<ApiError | undefined>,
 ): Promise<string> {
   return db.transaction(async (trx) => {
+    // The user's row first, as a sign-out everywhere takes it before it ends the onboardings.
+    await trx('users').where({ id: userId }).forNoKeyUpdate().first('id');
+    const ended = await holdStanding?.(trx);
+    if (ended) throw ended;
     await trx('user_avatars').where({ user_id: userId }).delete();
     const [row] = await trx('user_avatars').insert(
       {
