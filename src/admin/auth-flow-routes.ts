@@ -2,15 +2,17 @@ import { z } from 'zod';
 import type { Clock } from '../clock.js';
 import type { Database } from '../db/database.js';
 import { ApiError } from '../http/api-error.js';
-import { requirePermission } from '../http/bearer-auth.js';
+import { principalOf, requirePermission } from '../http/bearer-auth.js';
 import { allowedMethodsSetting } from '../identity/auth-flow/allowed-methods.js';
 import { flowKinds, type FlowKind } from '../identity/auth-flow/flow-session.js';
 import { funnelStepSchema, loadFunnel, replaceFunnel } from '../identity/auth-flow/funnel-steps.js';
 import type { StepRegistry } from '../identity/auth-flow/step-registry.js';
+import { UserFunnelPlanner } from '../identity/auth-flow/user-funnel.js';
 import type { AuthMethodRegistry } from '../identity/auth-methods/auth-method-plugin.js';
 import { readSetting, writeSetting } from '../platform/settings/platform-settings.js';
 import { adminAuditEventTypes, auditAdminChange } from './admin-audit.js';
 import type { AdminRoutes } from './admin-api.js';
+import { requireWeakensNobodyAbove } from './sign-in-authority.js';
 
 export const manageAuthFlowPermission = 'identity.auth_flow.manage';
 
@@ -25,7 +27,11 @@ const flowParams = z.object({ flow: z.enum(flowKinds).describe('login or registr
 const errors = {
   400: { description: 'Bad input (the JSON error body names the fields)' },
   401: { description: 'No valid access token, or (changes) no recent authentication' },
-  403: { description: 'The token does not carry identity.auth_flow.manage' },
+  403: {
+    description:
+      'The token does not carry identity.auth_flow.manage, or (changes) the login of someone holding ' +
+      'permissions the token’s user does not would ask them for less',
+  },
 };
 
 /**
@@ -93,6 +99,7 @@ export function authFlowRoutes(deps: {
   const { db, clock } = deps;
   const tags = ['Auth flow'];
   const permission = requirePermission(manageAuthFlowPermission);
+  const planner = new UserFunnelPlanner(deps.authMethods);
   return (api) => {
     api.add(
       {
@@ -130,7 +137,13 @@ export function authFlowRoutes(deps: {
           throw new ApiError(400, 'invalid_funnel', 'The funnel is not valid.', problems);
         await db.transaction(async (trx) => {
           const before = await loadFunnel(trx, params.flow);
-          await replaceFunnel(trx, params.flow, body.steps, clock.now());
+          const replace = () => replaceFunnel(trx, params.flow, body.steps, clock.now());
+          // Only the login funnel decides what existing users are asked.
+          if (params.flow === 'login') {
+            await requireWeakensNobodyAbove(trx, principalOf(ctx), planner, replace);
+          } else {
+            await replace();
+          }
           await auditAdminChange(
             trx,
             ctx,
@@ -185,7 +198,9 @@ export function authFlowRoutes(deps: {
         const methods = [...new Set(body.methods)];
         await db.transaction(async (trx) => {
           const before = await readSetting(trx, allowedMethodsSetting);
-          await writeSetting(trx, allowedMethodsSetting, methods, clock.now());
+          await requireWeakensNobodyAbove(trx, principalOf(ctx), planner, () =>
+            writeSetting(trx, allowedMethodsSetting, methods, clock.now()),
+          );
           await auditAdminChange(
             trx,
             ctx,

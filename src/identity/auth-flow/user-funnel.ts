@@ -95,9 +95,27 @@ export class UserFunnelPlanner {
     funnel: FunnelStep[],
     user: { id: string; email: string | null; phone: string | null },
   ): Promise<{ methods: AuthMethodType[]; states: UserMethodStates }> {
-    const { states, allowedMethods } = await this.#load(db, user.id);
-    const kinds = [user.email ? 'email' : undefined, user.phone ? 'phone' : undefined].filter(Boolean);
+    const { asked, states } = await this.methodsAskedByIdentifier(db, funnel, user);
     let methods: AuthMethodType[] = [];
+    for (const types of asked.values()) if (types.size > methods.length) methods = [...types];
+    return { methods, states };
+  }
+
+  /**
+   * The methods the user's login would ask them to prove, for each way they can identify (`email`,
+   * `phone`, or `none` for a user with neither): the configured `funnel` personalized as after they
+   * typed it, the methods they have among its steps. With the user's method states (one read).
+   */
+  async methodsAskedByIdentifier(
+    db: Queryable,
+    funnel: FunnelStep[],
+    user: { id: string; email: string | null; phone: string | null },
+  ): Promise<{ asked: Map<string, Set<AuthMethodType>>; states: UserMethodStates }> {
+    const { states, allowedMethods } = await this.#load(db, user.id);
+    const kinds = [user.email ? 'email' : undefined, user.phone ? 'phone' : undefined].filter(
+      (kind): kind is string => kind !== undefined,
+    );
+    const asked = new Map<string, Set<AuthMethodType>>();
     for (const identifierKind of kinds.length > 0 ? kinds : [undefined]) {
       const { steps } = personalizeFunnel(funnel, {
         states,
@@ -106,14 +124,16 @@ export class UserFunnelPlanner {
         identifierKind,
         alreadyAuthenticated: false,
       });
-      const asked = new Set(
-        steps
-          .map((step) => this.methods.forStep(step.stepId, identifierKind)?.type)
-          .filter((type): type is AuthMethodType => type !== undefined && states.isConfigured(type)),
+      asked.set(
+        identifierKind ?? 'none',
+        new Set(
+          steps
+            .map((step) => this.methods.forStep(step.stepId, identifierKind)?.type)
+            .filter((type): type is AuthMethodType => type !== undefined && states.isConfigured(type)),
+        ),
       );
-      if (asked.size > methods.length) methods = [...asked];
     }
-    return { methods, states };
+    return { asked, states };
   }
 
   async #load(db: Queryable, userId: string) {
