@@ -4,6 +4,7 @@ import type { Database } from '../db/database.js';
 import { ApiError } from '../http/api-error.js';
 import { principalOf, requirePermission } from '../http/bearer-auth.js';
 import { allowedMethodsSetting } from '../identity/auth-flow/allowed-methods.js';
+import { forcedSetupStepId } from '../identity/auth-flow/built-in-steps.js';
 import { flowKinds, type FlowKind } from '../identity/auth-flow/flow-session.js';
 import { funnelStepSchema, loadFunnel, replaceFunnel } from '../identity/auth-flow/funnel-steps.js';
 import type { StepRegistry } from '../identity/auth-flow/step-registry.js';
@@ -36,9 +37,9 @@ const errors = {
 
 /**
  * Checks a funnel against the registered steps before it is stored: every step exists for the flow,
- * none twice, at least one, and a login funnel has a step that proves who signs in. What the flow
- * engine would otherwise find out at every user's sign-in (a login funnel of phone-email alone failed
- * every sign-in with a 500).
+ * none twice, at least one, not the engine's own forced setup, and a login funnel has a step that
+ * proves who signs in. What the flow engine would otherwise find out at every user's sign-in (a login
+ * funnel of phone-email alone failed every sign-in with a 500).
  */
 export function funnelProblems(
   steps: z.infer<typeof funnelStepSchema>[],
@@ -49,7 +50,12 @@ export function funnelProblems(
   if (steps.length === 0) problems.push({ path: 'steps', message: 'a funnel has at least one step' });
   const seen = new Set<string>();
   steps.forEach((step, index) => {
-    if (!registry.has(step.stepId, flow)) {
+    if (step.stepId === forcedSetupStepId) {
+      problems.push({
+        path: `steps.${index}.stepId`,
+        message: `${forcedSetupStepId} is added by the service after a login's steps when a mandatory method is not set up yet; a funnel does not name it`,
+      });
+    } else if (!registry.has(step.stepId, flow)) {
       problems.push({
         path: `steps.${index}.stepId`,
         message: `no step ${step.stepId} serves the ${flow} flow`,

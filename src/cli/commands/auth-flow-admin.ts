@@ -5,6 +5,7 @@ import {
   builtInAuthenticatingLoginStepIds,
   builtInAuthMethodTypes,
   builtInStepIds,
+  forcedSetupStepId,
 } from '../../identity/auth-flow/built-in-steps.js';
 import { flowKinds, type FlowKind } from '../../identity/auth-flow/flow-session.js';
 import { loadFunnel, replaceFunnel, type FunnelStep } from '../../identity/auth-flow/funnel-steps.js';
@@ -37,6 +38,11 @@ export function parseFunnelSteps(flow: FlowKind, specs: string[]): FunnelStep[] 
     if (!builtInStepIds[flow].includes(stepId!)) {
       throw new UsageError(
         `--step ${stepId}: not a step of the ${flow} flow (${builtInStepIds[flow].join(', ')}; plugin steps: through the admin API)`,
+      );
+    }
+    if (stepId === forcedSetupStepId) {
+      throw new UsageError(
+        `--step ${stepId}: the service adds it after a login's steps when a mandatory method is not set up yet; a funnel does not name it`,
       );
     }
     if (seen.has(stepId!)) throw new UsageError(`--step ${stepId}: appears twice`);

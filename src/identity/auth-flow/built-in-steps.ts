@@ -34,3 +34,10 @@ export const builtInAuthenticatingLoginStepIds: readonly string[] = [
 
 /** The sign-in methods (auth_method slugs) the service ships (src/identity/auth-methods/built-in-methods.ts). */
 export const builtInAuthMethodTypes: readonly string[] = ['password', 'email_otp', 'sms_otp', 'totp'];
+
+/**
+ * The forced-setup step (spec: mfa-setup): the engine queues it after a login's steps for each mandatory
+ * method the user has not set up (flow-engine.ts). It is never placed in a funnel: there, with nothing
+ * queued to set up, it failed every login (a 500 after the password; 401 at the start when first).
+ */
+export const forcedSetupStepId = 'mfa-setup';

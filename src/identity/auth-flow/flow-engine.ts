@@ -16,6 +16,7 @@ import {
   type FlowSession,
 } from './flow-session.js';
 import type { PasswordHashing } from '../passwords/password-hash.js';
+import { forcedSetupStepId } from './built-in-steps.js';
 import type { FunnelStep } from './funnel-steps.js';
 import { fallbackScreen } from './step-screens.js';
 import type { RequestInfo, StepContext, StepScreen } from './step.js';
@@ -90,8 +91,8 @@ export interface SubmitOptions<Completion> {
   onComplete?: (trx: Knex.Transaction, completed: FlowCompleted) => Promise<Completion>;
 }
 
-/** The id of the forced-setup step (spec: built-in step mfa-setup). */
-export const setupStepId = 'mfa-setup';
+/** The id of the forced-setup step (spec: built-in step mfa-setup), which only the engine queues. */
+export const setupStepId = forcedSetupStepId;
 
 const flowSessionInvalid = () =>
   new ApiError(
