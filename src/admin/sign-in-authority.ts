@@ -6,6 +6,10 @@ import type { UserFunnelPlanner } from '../identity/auth-flow/user-funnel.js';
 import type { AuthMethodType } from '../identity/auth-methods/auth-method-type.js';
 import { principalHasPermission, type Principal } from '../tokens/principal.js';
 
+// Any constant (the others: 4_711_2026 cleanup, 4_712_2026 ingestion, 7_403_001 outbox relay,
+// 7_403_101 subject hierarchy).
+const signInConfigurationLockKey = 7_403_058;
+
 /**
  * What a holder of identity.auth_flow.manage may change of how people sign in. The login funnel and
  * the allowed methods are one configuration for everyone, administrators included: without a limit a
@@ -18,7 +22,8 @@ import { principalHasPermission, type Principal } from '../tokens/principal.js';
  * either way they identify) takes those permissions, `*` for a super administrator. Asking everyone
  * more, or asking less of people holding no more than the caller, stays the flow manager's.
  *
- * The CLI is the operator's, with no principal: this rule is for the admin API.
+ * The CLI is the operator's, with no principal: this rule is for the admin API. `change` runs inside
+ * the caller's transaction, `trx`, which a refusal rolls back.
  */
 export async function requireWeakensNobodyAbove<T>(
   trx: Queryable,
@@ -26,6 +31,11 @@ export async function requireWeakensNobodyAbove<T>(
   planner: UserFunnelPlanner,
   change: () => Promise<T>,
 ): Promise<T> {
+  // One change of the sign-in configuration at a time, each judged on what the one before it left:
+  // two changes sent together (TOTP off the allowed methods, and out of the funnel) each judged the
+  // other's, uncommitted, still to ask what it took away, and both went through. Read committed: the
+  // reads after the lock see the previous change's commit. (PGlite runs one transaction at a time.)
+  await trx.raw('select pg_advisory_xact_lock(?)', [signInConfigurationLockKey]);
   const above = await usersHoldingMore(trx, principal);
   const before = new Map<string, Map<string, Set<AuthMethodType>>>();
   const loginBefore = above.length > 0 ? await loadFunnel(trx, 'login') : [];
