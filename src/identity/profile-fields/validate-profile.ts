@@ -28,7 +28,8 @@ export function validateProfile(definitions: FieldDefinition[], input: ProfileIn
   }
   const values: Record<string, string> = {};
   for (const field of definitions) {
-    const outcome = judgeField(field, input[field.key]);
+    // Own answers only: a field may be named `constructor`, which every object inherits.
+    const outcome = judgeField(field, Object.hasOwn(input, field.key) ? input[field.key] : undefined);
     if ('problem' in outcome) problems.push({ field: field.key, message: outcome.problem });
     else if (outcome.value !== undefined) values[field.key] = outcome.value;
   }
