@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/cli/command.js';
 import { clientsCreateCommand } from '../../src/cli/commands/clients.js';
+import { listAuditEvents } from '../../src/identity/audit/audit-log.js';
 import { callbackUri, createTestUser } from '../support/fixtures.js';
 import { HttpBrowser } from '../support/http-browser.js';
 import { completeAuthorization, discover, oidc } from '../support/relying-party.js';
@@ -9,9 +10,10 @@ import { startTestService, type TestService } from '../support/test-service.js';
 
 let service: TestService;
 let adminToken: string;
+let admin: Awaited<ReturnType<typeof createTestUser>>;
 beforeAll(async () => {
   service = await startTestService();
-  const admin = await createTestUser(service.service.db, { roles: ['super_admin'] });
+  admin = await createTestUser(service.service.db, { roles: ['super_admin'] });
   adminToken = await mainAuthToken(service, admin, { roles: ['super_admin'], permissions: ['*'] });
 });
 afterAll(() => service?.close());
@@ -43,6 +45,11 @@ describe('POST /oauth/clients/register', () => {
       { initialAccessToken: adminToken, execute: [oidc.allowInsecureRequests] },
     );
     const metadata = registered.clientMetadata();
+    // Audited as a creation through the admin API is, with the administrator's id.
+    const audited = await listAuditEvents(service.service.db, { userId: admin.id, limit: 50 });
+    expect(
+      audited.map((event) => [event.type, event.details.clientId, event.details.endpoint]),
+    ).toContainEqual(['admin.oauth_client.created', metadata.client_id, 'registration']);
     expect(metadata).toMatchObject({
       client_name: 'Registered by openid-client',
       token_endpoint_auth_method: 'none',

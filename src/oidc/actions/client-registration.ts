@@ -3,6 +3,7 @@ import type { Middleware } from 'koa';
 import { z } from 'zod';
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
+import { adminAuditEventTypes, auditAdminChange } from '../../admin/admin-audit.js';
 import { ApiError } from '../../http/api-error.js';
 import { describeZodIssues } from '../../http/error-handler.js';
 import { principalOf, requireAccessToken, requirePermission } from '../../http/bearer-auth.js';
@@ -132,7 +133,18 @@ export function clientRegistrationRoutes(deps: {
       }
       // Managing clients is not every permission: a service scope only from someone who holds it.
       requireMayGrantScopes(principal, parsed.data.scopes);
-      const { client, clientSecret } = await createClient(deps.db, parsed.data);
+      // Audited as the admin API's creation is: the same change, by another door.
+      const { client, clientSecret } = await deps.db.transaction(async (trx) => {
+        const created = await createClient(trx, parsed.data);
+        await auditAdminChange(
+          trx,
+          ctx,
+          adminAuditEventTypes.clientCreated,
+          { clientId: created.client.clientId, name: created.client.name, endpoint: 'registration' },
+          deps.clock.now(),
+        );
+        return created;
+      });
       ctx.status = 201;
       ctx.set('Cache-Control', 'no-store');
       ctx.body = {
