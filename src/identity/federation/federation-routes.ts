@@ -30,6 +30,7 @@ import { findLinkedProvider, linkProvider, resolveFederatedSignIn } from './fede
 import { federationCookies, attemptLifetimeMs, pendingLinkLifetimeMs } from './federation-cookies.js';
 import { FederationError } from './federation-error.js';
 import { recordStepResult } from './federation-step-results.js';
+import { returnAddressWithProof } from './step-return-address.js';
 import type { OAuthProvider } from './oauth-provider-config.js';
 import type { OAuthProviderRegistry } from './oauth-provider-registry.js';
 import { UpstreamClient } from './upstream-client.js';
@@ -482,8 +483,9 @@ export class Federation {
     });
     if (result.kind === 'confirm_link') return this.#fail(ctx, new FederationError('sign_in_first'), context);
     if (result.outcome === 'linked') this.#announceLink(result.user);
-    // The proof goes to this browser only: the step is taken with it (federation-step-results.ts).
-    const back = `${returnTo}${returnTo.includes('?') ? '&' : '?'}${new URLSearchParams({ oauth_proof: result.proof })}`;
+    // The proof goes to this browser only, in the query (never a fragment, which would follow a
+    // redirect off this site): the step is taken with it (federation-step-results.ts).
+    const back = returnAddressWithProof(returnTo, result.proof);
     ctx.status = 303;
     ctx.redirect(publicPath(ctx, back));
   }
