@@ -78,9 +78,12 @@ async function signInByButton(sub: string, button: Button): Promise<{ page: Page
   let start: string;
   if (button === 'on the OIDC login page') {
     const login = await browser.navigate((await buildAuthorizationRequest(rp)).url.toString());
-    const href = /data-provider="upstream" href="([^"]+)"/.exec(login.html)?.[1];
-    if (!href) throw new Error(`no provider button on the login page:\n${login.html}`);
-    start = decode(href);
+    // The button's address; a page whose funnel starts with the provider's own step shows that
+    // step's button instead, and the button's address is still there to be opened.
+    const href = /data-provider="upstream" href="([^"]*\/interaction\/[^"]+)"/.exec(login.html)?.[1];
+    const uid = new URL(login.url).searchParams.get('interaction');
+    if (!href && !uid) throw new Error(`no provider button on the login page:\n${login.html}`);
+    start = href ? decode(href) : `/interaction/${uid}/oauth/upstream`;
   } else {
     start = '/oauth/providers/upstream/start?return_to=%2Fen%2Fauth%3Fdone%3D1';
   }
@@ -179,6 +182,71 @@ describe('a provider’s button refuses an account whose login asks for a second
       phone_number_verified: true,
     });
     await expectRefused(await signInByButton(account.sub, 'on /:lang/auth'), user.id, account);
+  });
+});
+
+describe('a login that asks for the provider besides the password: the button alone is one proof', () => {
+  const providerStep = (order: number): FunnelStep => ({
+    stepId: 'oauth',
+    mandatory: true,
+    order,
+    settings: { provider: 'upstream' },
+  });
+  const funnels: [string, FunnelStep[]][] = [
+    ['after the password (a second check)', [...baseLogin, providerStep(30)]],
+    ['before the password', [providerStep(10), { stepId: 'password', mandatory: true, order: 20 }]],
+  ];
+  for (const [label, funnel] of funnels) {
+    for (const button of buttons) {
+      it(`(c) the funnel's oauth step ${label}: refused ${button}`, async () => {
+        await setLoginFunnel(funnel);
+        const user = await createTestUser(db());
+        const account = upstreamAccount({ email: user.email! });
+        // The owner linked the provider, as the funnel's step asks; whoever holds that provider
+        // account (or the mailbox, which the provider vouches for) does not know the password.
+        await db()('user_auth_methods').insert({
+          user_id: user.id,
+          type: 'oauth_provider',
+          provider: 'upstream',
+          external_subject: account.sub,
+          settings: JSON.stringify({}),
+          is_enabled: true,
+          is_verified: true,
+        });
+        // The login asks for both: the provider is not the whole of it.
+        const ip = randomIp();
+        const started = await client.start('login', { ip });
+        if (started.nextStep === 'phone-email') {
+          const identified = await client.pass(
+            started.sessionId,
+            'phone-email',
+            { identifier: user.email },
+            { ip },
+          );
+          const afterPassword = await client.pass(
+            identified.sessionId,
+            'password',
+            { password: user.password },
+            { ip },
+          );
+          expect(afterPassword.nextStep).toBe('oauth');
+        } else {
+          expect(started.nextStep).toBe('oauth');
+        }
+        const attempt = await signInByButton(account.sub, button);
+        expect(attempt.signedIn).toBe(false);
+        expect(attempt.page.status).toBe(400);
+        expect(pageText(attempt.page, 'error-code')).toBe('second_factor_required');
+        expect(await db()('sessions').where({ user_id: user.id })).toEqual([]);
+      });
+    }
+  }
+
+  it('(c) not linked yet: the provider vouching for the email links nothing and signs no one in', async () => {
+    await setLoginFunnel([...baseLogin, providerStep(30)]);
+    const user = await createTestUser(db());
+    const account = upstreamAccount({ email: user.email! });
+    await expectRefused(await signInByButton(account.sub, 'on the OIDC login page'), user.id, account);
   });
 });
 

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Queryable } from '../../db/database.js';
 import { auditEventTypes, writeAuditEvent } from '../audit/audit-log.js';
 import { loadFunnel } from '../auth-flow/funnel-steps.js';
+import { oauthStepId } from '../auth-flow/steps/oauth.js';
 import type { RequestInfo } from '../auth-flow/step.js';
 import type { UserFunnelPlanner } from '../auth-flow/user-funnel.js';
 import { userAuthMethodFromRow, type UserAuthMethodRow } from '../auth-methods/user-auth-methods.js';
@@ -60,6 +61,12 @@ async function assertUsable(
  * The user's own login (the configured funnel, personalized as the login would) asks them to prove
  * more than one method, or they have an active authenticator app: the app counts even when the
  * funnel no longer asks for it, since the user set it up to guard the account.
+ *
+ * A mandatory `oauth` step is a proof the login asks of everyone (personalizing keeps it: it is no
+ * method a user turns off): a funnel of the password and a provider (the provider as a second check,
+ * or first, then the password) asks two. It counts whether or not the provider is linked yet: the
+ * button would link it by the vouched email (rule 2). Not counting it let whoever holds the provider
+ * account, or the mailbox it vouches for, sign in by the button without the password.
  */
 async function loginAsksSecondProof(
   trx: Knex.Transaction,
@@ -68,7 +75,8 @@ async function loginAsksSecondProof(
 ): Promise<boolean> {
   const funnel = await loadFunnel(trx, 'login');
   const { methods, states } = await planner.methodsAskedAtLogin(trx, funnel, user);
-  return methods.length > 1 || states.isActive('totp');
+  const providerSteps = funnel.filter((step) => step.stepId === oauthStepId && step.mandatory).length;
+  return methods.length + providerSteps > 1 || states.isActive('totp');
 }
 
 /**

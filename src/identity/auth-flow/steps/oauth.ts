@@ -8,6 +8,9 @@ import { stepSettingsOf, type AuthFlowStep, type StepContext } from '../step.js'
 /** The OIDC `amr` value of a sign-in through a third-party provider (RFC 8176: federated). */
 const federatedAmr = 'fed';
 
+/** The built-in step that signs in through a provider inside the funnel. */
+export const oauthStepId = 'oauth';
+
 /** Where the browser starts the provider sign-in of this step (the client adds `return_to`). */
 export const oauthStepStartPath = (providerId: string, token: string) =>
   `/oauth/providers/${encodeURIComponent(providerId)}/start?${new URLSearchParams({ step: token })}`;
@@ -39,7 +42,7 @@ export function createOAuthStep(deps: {
     return token;
   };
   return {
-    id: 'oauth',
+    id: oauthStepId,
     flows: ['login'],
     authenticates: true,
     // What the provider said reached the server through its callback; the client brings only the
