@@ -162,17 +162,21 @@ export async function endFlowSession(db: Queryable, id: string): Promise<boolean
 }
 
 /**
- * Whom the live flow holding this `oauth` step token has identified already (an earlier step of its
- * funnel), if anyone: the provider's callback must then meet that account and create or link nothing.
+ * The live flow whose `oauth` step holds this token, if any: whom it has identified already (an earlier
+ * step of its funnel; the provider's callback must then meet that account and create or link nothing)
+ * and the provider its step names (absent in flows prepared before it was recorded). Undefined when no
+ * live flow holds the token: a made-up or expired one, for which the callback must run no account rules.
  */
-export async function identifiedUserOfOAuthStep(
+export async function liveOAuthStep(
   db: Queryable,
   stepToken: string,
   now: Date,
-): Promise<string | undefined> {
-  const row: { user_id: string | null } | undefined = await db('auth_flow_sessions')
+): Promise<{ identifiedUserId: string | undefined; provider: string | undefined } | undefined> {
+  const row: { user_id: string | null; provider: string | null } | undefined = await db('auth_flow_sessions')
     .whereRaw(`temp_data->>'oauthStepToken' = ?`, [stepToken])
     .where('expires_at', '>', now)
-    .first('user_id');
-  return row?.user_id ?? undefined;
+    .first('user_id', db.raw(`temp_data->>'oauthStepProvider' as provider`));
+  return row
+    ? { identifiedUserId: row.user_id ?? undefined, provider: row.provider ?? undefined }
+    : undefined;
 }

@@ -24,7 +24,7 @@ import type { SessionPolicy } from '../sessions/session-policy.js';
 import { findActiveSession } from '../sessions/sessions.js';
 import type { MainAuthSigning } from '../sessions/main-auth-tokens.js';
 import { setRefreshCookie } from '../sessions/refresh-cookie.js';
-import { identifiedUserOfOAuthStep } from '../auth-flow/flow-session.js';
+import { liveOAuthStep } from '../auth-flow/flow-session.js';
 import type { UserFunnelPlanner } from '../auth-flow/user-funnel.js';
 import { findLinkedProvider, linkProvider, resolveFederatedSignIn } from './federated-accounts.js';
 import { federationCookies, attemptLifetimeMs, pendingLinkLifetimeMs } from './federation-cookies.js';
@@ -462,9 +462,17 @@ export class Federation {
     const now = clock.now();
     const request = requestInfo(ctx);
     const result = await db.transaction(async (trx) => {
+      // Only the token of a live flow's step for this provider: the rules below run without rule 0
+      // because the rest of that flow's funnel follows. A made-up token (the start address takes any)
+      // has no funnel after it: it linked a provider vouching for an owner's email to their account,
+      // which then passed the funnel's provider step of a login asking password and provider.
+      const step = await liveOAuthStep(trx, stepToken, now);
+      if (!step || (step.provider !== undefined && step.provider !== provider.id)) {
+        throw new FederationError('expired_attempt');
+      }
       // A funnel that identified the person before this step: the provider account must already be
       // theirs. No account rules run (they would link or create an account for a sign-in that fails).
-      const identified = await identifiedUserOfOAuthStep(trx, stepToken, now);
+      const identified = step.identifiedUserId;
       if (identified !== undefined) {
         const linked = await findLinkedProvider(trx, provider.id, identity.subject);
         if (linked?.userId !== identified) throw new FederationError('not_linked_to_this_account');

@@ -54,8 +54,15 @@ export function createOAuthStep(deps: {
       if (!deps.providers.get(id)) return `no oauth_provider ${id} is configured`;
       return undefined;
     },
-    async prepare() {
-      return { tempData: { oauthStepToken: randomSecret(32) } };
+    async prepare(context) {
+      // The provider is kept with the token: the callback takes the token for this provider only.
+      const provider = stepSettingsOf(context, oauthStepId).provider;
+      return {
+        tempData: {
+          oauthStepToken: randomSecret(32),
+          ...(typeof provider === 'string' ? { oauthStepProvider: provider } : {}),
+        },
+      };
     },
     async run(context, { proof }) {
       const provider = providerOf(context);
