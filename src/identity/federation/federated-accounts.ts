@@ -98,6 +98,28 @@ export async function resolveFederatedSignIn(
   now: Date,
   options: FederatedSignInOptions,
 ): Promise<FederatedSignIn> {
+  try {
+    return await resolveOnce(trx, providerId, identity, request, now, options);
+  } catch (error) {
+    if (!(error instanceof ContactTakenMeanwhile)) throw error;
+    // An account with this email or phone committed after the lookups (a registration, a sign-in
+    // through another provider in another tab): the rules again, as if it had been there first.
+    // It failed the new account's insert on the unique contact, and the person got a 500.
+    return resolveOnce(trx, providerId, identity, request, now, options);
+  }
+}
+
+/** The new account's email or phone was taken by an account committed since it was looked up. */
+class ContactTakenMeanwhile extends Error {}
+
+async function resolveOnce(
+  trx: Knex.Transaction,
+  providerId: string,
+  identity: UpstreamIdentity,
+  request: RequestInfo,
+  now: Date,
+  options: FederatedSignInOptions,
+): Promise<FederatedSignIn> {
   const linked = await findLinkedProvider(trx, providerId, identity.subject);
   // An unlink that committed since the read (it waits for this row's lock otherwise) leaves no row to
   // touch: not linked any more, and the session it signed out must not be followed by this one.
@@ -130,12 +152,21 @@ export async function resolveFederatedSignIn(
   if (byEmail) return { kind: 'confirm_link', candidate: byEmail, matchedBy: 'email' };
   if (byPhone) return { kind: 'confirm_link', candidate: byPhone, matchedBy: 'phone' };
 
-  const user = await insertUser(trx, {
-    ...(identity.email && identity.emailVerified ? { email: identity.email, emailVerified: true } : {}),
-    ...(identity.phone && identity.phoneVerified ? { phone: identity.phone, phoneVerified: true } : {}),
-    givenName: identity.givenName,
-    familyName: identity.familyName,
-  });
+  let user: User;
+  try {
+    // A savepoint: a lost race on the unique email or phone leaves the transaction usable.
+    user = await trx.transaction((savepoint) =>
+      insertUser(savepoint, {
+        ...(identity.email && identity.emailVerified ? { email: identity.email, emailVerified: true } : {}),
+        ...(identity.phone && identity.phoneVerified ? { phone: identity.phone, phoneVerified: true } : {}),
+        givenName: identity.givenName,
+        familyName: identity.familyName,
+      }),
+    );
+  } catch (error) {
+    if ((error as { code?: string }).code === '23505') throw new ContactTakenMeanwhile();
+    throw error;
+  }
   await writeAuditEvent(
     trx,
     {
