@@ -4,9 +4,9 @@ import { replaceFunnel, type FunnelStep } from '../../src/identity/auth-flow/fun
 import { IdentityClient, randomIp } from '../identity/support/identity-client.js';
 import { createTestUser } from '../support/fixtures.js';
 import { HttpBrowser, pageText, type Page } from '../support/http-browser.js';
-import { startServiceWithUpstream } from '../support/service-with-upstream.js';
-import type { TestService } from '../support/test-service.js';
-import type { UpstreamProvider } from '../support/upstream-provider.js';
+import { freePort } from '../support/free-port.js';
+import { startTestService, type TestService } from '../support/test-service.js';
+import { startUpstreamProvider, type UpstreamProvider } from '../support/upstream-provider.js';
 
 /**
  * A provider as the second check of the login (the funnel's `oauth` step after the password) takes
@@ -19,6 +19,8 @@ import type { UpstreamProvider } from '../support/upstream-provider.js';
 
 let service: TestService;
 let upstream: UpstreamProvider;
+/** A second provider: a step's token is for the provider its step names. */
+let other: UpstreamProvider;
 let client: IdentityClient;
 
 const baseLogin: FunnelStep[] = [
@@ -31,29 +33,43 @@ const providerAfterPassword: FunnelStep[] = [
 ];
 
 beforeAll(async () => {
-  ({ service, upstream } = await startServiceWithUpstream({
+  const port = await freePort();
+  const callback = (id: string) => `http://127.0.0.1:${port}/oauth/providers/${id}/callback`;
+  upstream = await startUpstreamProvider({ redirectUri: callback('upstream') });
+  other = await startUpstreamProvider({ redirectUri: callback('other') });
+  const config = (id: string, at: UpstreamProvider) => ({
+    id,
+    name: id,
+    issuer: at.issuer,
+    clientId: at.clientId,
+    clientSecret: at.clientSecret,
+    scopes: ['openid', 'email', 'profile'],
+  });
+  service = await startTestService({
+    port,
     env: { TRUST_PROXY: 'true' },
-    upstreamScopes: ['openid', 'email', 'profile'],
-  }));
+    oauthProviders: [config('upstream', upstream), config('other', other)],
+  });
   client = new IdentityClient(service);
 });
 afterAll(async () => {
   await service?.close();
   await upstream?.close();
+  await other?.close();
 });
 afterEach(() => replaceFunnel(db(), 'login', baseLogin, new Date()));
 
 const db = () => service.service.db;
 const subject = (label: string) => `${label}-${crypto.randomBytes(6).toString('hex')}`;
 
-/** Our start address → the upstream, signed in as `sub` → our callback (and on, while on our site). */
-async function throughProvider(start: string, sub: string): Promise<Page> {
+/** Our start address → the provider, signed in as `sub` → our callback (and on, while on our site). */
+async function throughProvider(start: string, sub: string, at = upstream): Promise<Page> {
   const browser = new HttpBrowser(service.issuer);
-  upstream.script({ account: sub });
+  at.script({ account: sub });
   const toUpstream = await browser.navigate(start);
-  expect(toUpstream.url.startsWith(upstream.issuer)).toBe(true);
-  const back = await new HttpBrowser(upstream.issuer).navigate(toUpstream.url);
-  expect(back.url).toContain('/oauth/providers/upstream/callback');
+  expect(toUpstream.url.startsWith(at.issuer)).toBe(true);
+  const back = await new HttpBrowser(at.issuer).navigate(toUpstream.url);
+  expect(back.url).toContain('/callback?');
   return browser.navigate(back.url);
 }
 
@@ -109,6 +125,30 @@ describe('a provider step token is taken only from a live flow', () => {
     expect(await db()('user_auth_methods').where({ external_subject: intruderSub })).toEqual([]);
     expect(page.status).toBe(400);
     expect(pageText(page, 'error-code')).toBe('expired_attempt');
+  });
+
+  it('a live flow’s token is taken for its step’s provider only', async () => {
+    const { owner } = await ownerWithProviderSecondCheck();
+    // Someone's own flow whose step names `upstream` (here: the funnel's first step).
+    await replaceFunnel(
+      db(),
+      'login',
+      [{ stepId: 'oauth', mandatory: true, order: 10, settings: { provider: 'upstream' } }],
+      new Date(),
+    );
+    const started = await client.start('login', { ip: randomIp() });
+    const token = new URL((started.screen[0]!.data!.oauth as { startUrl: string }).startUrl).searchParams.get(
+      'step',
+    )!;
+    // Their account at the other provider vouches for the owner's email.
+    const elsewhere = other.addAccount({ sub: subject('other'), email: owner.email!, email_verified: true });
+    const page = await throughProvider(
+      `/oauth/providers/other/start?step=${token}&return_to=${encodeURIComponent('/en/auth')}`,
+      elsewhere.sub,
+      other,
+    );
+    expect(pageText(page, 'error-code')).toBe('expired_attempt');
+    expect(await db()('user_auth_methods').where({ external_subject: elsewhere.sub })).toEqual([]);
   });
 
   it('the owner passes the second check with their own provider account', async () => {
