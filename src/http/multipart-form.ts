@@ -13,10 +13,18 @@ export interface MultipartForm {
   files: Record<string, UploadedFile>;
 }
 
+const unreadable = () => new ApiError(400, 'invalid_request', 'The form could not be read.');
+
 /**
  * A multipart/form-data body (a form with a file input), parsed by busboy with limits: at most one file
  * of `maxFileBytes` (the rest is read and dropped, so the answer can still say "too large"), a few short
  * text fields. A body that is not multipart is 415; a broken one 400.
+ *
+ * Every stream busboy hands out has its errors listened to: a body that ends inside a file part makes
+ * busboy destroy the file's stream with "Unexpected end of form", and an 'error' event nobody listens
+ * to is an uncaught exception, which ended the process (anyone registering reaches this form). A
+ * request that goes away before its body ended (the client closed the connection) is refused too,
+ * rather than leaving the parser waiting for bytes that never come.
  */
 export function readMultipartForm(
   request: IncomingMessage,
@@ -33,8 +41,16 @@ export function readMultipartForm(
       reject(unsupportedMediaType('Send the form as multipart/form-data.'));
       return;
     }
-    const unreadable = () => reject(new ApiError(400, 'invalid_request', 'The form could not be read.'));
-    const form: MultipartForm = { fields: {}, files: {} };
+    // No prototype: a part named __proto__ is just a part.
+    const form: MultipartForm = { fields: Object.create(null), files: Object.create(null) };
+    let settled = false;
+    const fail = () => {
+      if (settled) return;
+      settled = true;
+      request.unpipe(parser);
+      parser.destroy();
+      reject(unreadable());
+    };
     parser.on('field', (name, value) => {
       form.fields[name] = value;
     });
@@ -45,16 +61,20 @@ export function readMultipartForm(
       stream.on('limit', () => {
         truncated = true;
       });
+      stream.on('error', fail);
       stream.on('end', () => {
         form.files[name] = { bytes: Buffer.concat(chunks), truncated };
       });
-      // A body that ends inside the file (a cut upload, or one cut on purpose) fails this stream as
-      // well as the parser. Unheard, the stream's 'error' was an uncaught exception that ended the
-      // process, everyone's requests with it; the form is refused like any broken one.
-      stream.on('error', unreadable);
     });
-    parser.on('error', unreadable);
-    parser.on('close', () => resolve(form));
+    parser.on('error', fail);
+    parser.on('close', () => {
+      if (settled) return;
+      settled = true;
+      resolve(form);
+    });
+    request.on('close', () => {
+      if (!request.complete) fail();
+    });
     request.pipe(parser);
   });
 }
