@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import type { Context } from 'koa';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
@@ -67,6 +68,8 @@ export class RequestsInFlight {
   /** In the order they arrived: the first one waiting for its body is the one to evict. */
   readonly #held = new Set<HeldRequest>();
   readonly #byAddress = new Map<string, number>();
+  /** The requests held of each connection: given back when it closes (see #heldUntilClosed). */
+  readonly #bySocket = new WeakMap<Socket, Set<HeldRequest>>();
   readonly #warnings: ThrottledWarnings;
 
   constructor(
@@ -108,7 +111,35 @@ export class RequestsInFlight {
     };
     this.#held.add(held);
     this.#byAddress.set(ip, fromAddress + 1);
-    ctx.res.once('close', () => this.#release(held));
+    const ofSocket = this.#heldUntilClosed(ctx.req.socket);
+    ofSocket.add(held);
+    ctx.res.once('close', () => {
+      ofSocket.delete(held);
+      this.#release(held);
+    });
+  }
+
+  /**
+   * The requests of a connection, each given back when the connection closes, even one whose answer
+   * never learns of it. A request pipelined behind another (HTTP/1.1 lets a client send requests
+   * without waiting for answers) has its answer queued until those before it are written; when the
+   * connection closes first (an answer before it was the 503 that closes it, or the client left),
+   * Node emits no 'close' on the queued answer. One connection pipelining past its address's share
+   * had the requests after that 503 admitted as earlier places freed, and those places were never
+   * given back: one burst took all but one place of the address's share for good, and any two requests
+   * at once from that address (everyone behind it) got 503 until the process restarted. One listener
+   * per connection, however many requests it pipelines.
+   */
+  #heldUntilClosed(socket: Socket): Set<HeldRequest> {
+    const known = this.#bySocket.get(socket);
+    if (known) return known;
+    const requests = new Set<HeldRequest>();
+    this.#bySocket.set(socket, requests);
+    socket.once('close', () => {
+      for (const held of requests) this.#release(held);
+      requests.clear();
+    });
+    return requests;
   }
 
   /**
