@@ -30,6 +30,7 @@ import { ssoOtcRoutes } from './actions/sso-otc.js';
 import { userinfoRoutes } from './actions/userinfo.js';
 import { clientRateLimiting } from './client-rate-limits.js';
 import { engineAnswerCorrections } from './engine-answer-corrections.js';
+import { engineAtTheIssuer } from './engine-origin.js';
 import { isEnginePath } from './engine-paths.js';
 import { singleLogoutPageRoutes } from './logout-pages.js';
 import { ActiveUserCache } from './active-user-cache.js';
@@ -129,7 +130,13 @@ export async function createOidc(deps: OidcDeps): Promise<Oidc> {
   };
   // Only the engine's own spellings of its paths reach it (engine-paths.ts).
   const engineAtItsPaths: Middleware = (ctx, next) => (isEnginePath(ctx.path) ? next() : undefined);
-  const engine = compose([engineAtItsPaths, engineAnswerCorrections(provider), ...provider.middleware]);
+  const engine = compose([
+    engineAtItsPaths,
+    // The addresses the engine writes are the issuer's, never the request's Host (engine-origin.ts).
+    engineAtTheIssuer(config.issuer),
+    engineAnswerCorrections(provider),
+    ...provider.middleware,
+  ]);
 
   return {
     provider,

@@ -11,8 +11,10 @@ import { startTestService, type TestService } from '../support/test-service.js';
  * any plain-http request to the host, and takes them from one.
  */
 let service: TestService;
+/** The issuer: the address browsers use, TLS ended in front; the service listens on plain http. */
+const issuer = 'https://id.example.test';
 beforeAll(async () => {
-  service = await startTestService({ env: { ISSUER: 'https://id.example.test' } });
+  service = await startTestService({ env: { ISSUER: issuer } });
 });
 afterAll(() => service?.close());
 
@@ -77,8 +79,8 @@ async function register(browser: HttpBrowser) {
 describe('cookies of an https issuer reached over plain http', () => {
   it('are all Secure: sign-in, consent, logout, registration and onboarding', async () => {
     const lines = await cookiesSetDuring(async () => {
-      await signInAndOut(new HttpBrowser(service.issuer));
-      await register(new HttpBrowser(service.issuer));
+      await signInAndOut(new HttpBrowser(service.issuer, issuer));
+      await register(new HttpBrowser(service.issuer, issuer));
     });
     const names = new Set(lines.map(nameOf));
     // The journeys did set the cookies this is about.

@@ -27,7 +27,15 @@ const decodeHtml = (value: string) =>
 export class HttpBrowser {
   readonly #cookies: StoredCookie[] = [];
 
-  constructor(private readonly origin: string) {}
+  /**
+   * `origin` is where the service listens; `publicOrigin`, when the service's issuer is another address
+   * (TLS ended by a proxy in front), is that address: the engine sends the browser there, and the
+   * browser reaches the service through it, as through that proxy.
+   */
+  constructor(
+    private readonly origin: string,
+    private readonly publicOrigin?: string,
+  ) {}
 
   cookieHeader(url: URL): string {
     return this.#cookies
@@ -43,7 +51,7 @@ export class HttpBrowser {
 
   /** Another browser holding a copy of this one's cookies (a thief's, with cookies copied from here). */
   copy(): HttpBrowser {
-    const copied = new HttpBrowser(this.origin);
+    const copied = new HttpBrowser(this.origin, this.publicOrigin);
     copied.#cookies.push(...this.#cookies.map((cookie) => ({ ...cookie })));
     return copied;
   }
@@ -83,6 +91,8 @@ export class HttpBrowser {
       const location = response.headers.get('location');
       if (!location) break;
       target = new URL(location, target);
+      if (target.origin === this.publicOrigin)
+        target = new URL(`${target.pathname}${target.search}`, this.origin);
       if (target.origin !== this.origin) {
         return { url: target.toString(), status: response.status, html: '', headers: response.headers };
       }
