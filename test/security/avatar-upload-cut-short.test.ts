@@ -68,6 +68,22 @@ const filePart =
   '--x\r\nContent-Disposition: form-data; name="avatar"; filename="me.png"\r\n' +
   'Content-Type: image/png\r\n\r\n\x89PNG\r\n\x1a\n';
 
+/** Sends the head and `body` of a longer photo form, then closes the connection with a reset. */
+async function uploadAndLeave(cookie: string, body: string): Promise<void> {
+  const { port } = new URL(service.issuer);
+  const head =
+    'POST /en/auth/onboarding/avatar HTTP/1.1\r\nHost: 127.0.0.1\r\n' +
+    `Cookie: ${cookie}\r\nContent-Type: multipart/form-data; boundary=x\r\n` +
+    'Content-Length: 100000\r\n\r\n';
+  const socket = net.connect(Number(port), '127.0.0.1');
+  await new Promise<void>((resolve, reject) => {
+    socket.on('error', reject);
+    socket.write(Buffer.from(head + body, 'latin1'), () => resolve());
+  });
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  socket.resetAndDestroy();
+}
+
 describe('a photo upload whose body ends inside the file', () => {
   it('is refused with 400, and the process goes on answering', async () => {
     const cookie = await onboardingCookie();
@@ -85,5 +101,12 @@ describe('a photo upload whose body ends inside the file', () => {
     const skip = '--x\r\nContent-Disposition: form-data; name="skip"\r\n\r\n1\r\n--x--\r\n';
     expect(await uploadRaw(cookie, skip)).toBe(303);
     expect(uncaught).toEqual([]);
+  });
+
+  it('or whose connection closes inside the file leaves the process answering', async () => {
+    await uploadAndLeave(await onboardingCookie(), filePart + 'partial image bytes');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(uncaught).toEqual([]);
+    expect((await fetch(service.url('/healthz'))).status).toBe(200);
   });
 });
