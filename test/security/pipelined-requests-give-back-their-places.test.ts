@@ -46,12 +46,16 @@ describe('requests pipelined past the share of their address', () => {
       // Over the share: 503, and the connection closes after it.
       expect(statuses).toContain(503);
     }
-    // A moment for the server to see the closes.
-    await new Promise((resolve) => setTimeout(resolve, 300));
     // The address's whole share is there again: as many requests held at once as it allows (pipelined
-    // on one connection, so that the server holds them all at the same time) are all answered.
-    expect(await pipeline(get('/healthz').repeat(perAddress - 1) + get('/healthz', true))).toEqual(
-      Array.from({ length: perAddress }, () => 200),
-    );
+    // on one connection, so that the server holds them all at the same time) are all answered. The
+    // server sees the closes within moments (longer on a busy machine); places never given back fail
+    // every try.
+    let statuses: number[] = [];
+    for (const deadline = Date.now() + 10_000; Date.now() < deadline;) {
+      statuses = await pipeline(get('/healthz').repeat(perAddress - 1) + get('/healthz', true));
+      if (statuses.length === perAddress && statuses.every((status) => status === 200)) break;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    expect(statuses).toEqual(Array.from({ length: perAddress }, () => 200));
   });
 });
