@@ -105,11 +105,23 @@ async function claimFor(deps: LoginProtectionDeps, attempt: LoginAttempt): Promi
   const otherFactor = (attempt.provenFactors ?? []).some((factor) => factor !== 'pwd');
   const vouched = ownSource || otherFactor || attempt.method === 'otp';
   return {
-    ladder: account ? { account, source: source.key } : undefined,
+    ladder: account ? { account, source: ladderSourceOf(source, attempt.method) } : undefined,
     source: source.kind,
     accountWide: account && !vouched ? account : undefined,
     addressBlock: ownSource ? undefined : attempt.addressBlock,
   };
+}
+
+/**
+ * The ladder a factor is counted on: the source's own for the password (the `method` default), one
+ * per factor besides (`ip:…|totp`, `device:…|otp`). A success resets its ladder, and a password
+ * that an attacker knows must not forgive their wrong authenticator codes: on one shared ladder, the
+ * right password typed before every fourth wrong code kept it at zero, and the second factor of that
+ * source was never locked (test/security/second-factor-guesses-between-passwords.test.ts). The
+ * account-wide bound and the IP throttle, where they apply (claimFor), count every factor as before.
+ */
+function ladderSourceOf(source: LoginSource, method: string | undefined): string {
+  return method === undefined || method === 'password' ? source.key : `${source.key}|${method}`;
 }
 
 /**
