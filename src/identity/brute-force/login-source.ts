@@ -8,6 +8,11 @@ import type { Queryable } from '../../db/database.js';
  * removed by the user), else the client's address block (RequestInfo.addressBlock: an IPv6 client's
  * /64). Sessions and devices are the account's own: signing in to one's own account on a device makes
  * it known for that account only.
+ *
+ * A session that another one started (a QR approval, an inbound SSO login from its grant:
+ * `started_by_session_id`) counts on the ladder of the first session of that line. Each session had a
+ * ladder of its own, and a stolen token approves a QR sign-in of the thief's machine at will: five more
+ * password guesses at /auth/reauthenticate with every session it started, without end.
  */
 export type LoginSource = { kind: 'session' | 'device' | 'ip'; key: string };
 
@@ -22,7 +27,9 @@ export async function loginSourceOf(
     sessionId?: string | undefined;
   },
 ): Promise<LoginSource> {
-  if (attempt.userId && attempt.sessionId) return { kind: 'session', key: `session:${attempt.sessionId}` };
+  if (attempt.userId && attempt.sessionId) {
+    return { kind: 'session', key: `session:${await firstSessionOf(db, attempt.sessionId)}` };
+  }
   if (attempt.deviceCookie) {
     // Looked up for an identifier no account has too: the same work, so the time tells nothing.
     const device = await findKnownDevice(db, attempt.userId ?? nobody, attempt.deviceCookie);
@@ -44,4 +51,28 @@ async function findKnownDevice(
     .whereNull('s.revoked_at')
     .first('d.id');
   return row?.id;
+}
+
+/** Sessions followed up `started_by_session_id` at most this far (a line is a few sessions long). */
+const maxLineLength = 64;
+
+/**
+ * The first session of the line `sessionId` belongs to: itself, unless another session started it
+ * (then that one's first). A starter already deleted (expired and cleaned up) ends the line where it
+ * was.
+ */
+async function firstSessionOf(db: Queryable, sessionId: string): Promise<string> {
+  const result = await db.raw(
+    `with recursive line(id, started_by, depth) as (
+       select id, started_by_session_id, 0 from sessions where id = ?
+       union all
+       select s.id, s.started_by_session_id, line.depth + 1
+         from sessions as s join line on s.id = line.started_by
+        where line.depth < ?
+     )
+     select id from line order by depth desc limit 1`,
+    [sessionId, maxLineLength],
+  );
+  const row = (result.rows as { id: string }[])[0];
+  return row?.id ?? sessionId;
 }
