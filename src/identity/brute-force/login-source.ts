@@ -38,7 +38,11 @@ export async function loginSourceOf(
   return { kind: 'ip', key: `ip:${attempt.addressBlock}` };
 }
 
-/** The device binding the cookie names, if the user signed in on it before; else undefined. */
+/**
+ * The device binding the cookie names, if the user signed in on it before with a proof of their own;
+ * else undefined. A sign-in another session vouched for (a QR approval) saves the account on the
+ * device without making it known (saved_accounts.proven_here, bind-device.ts).
+ */
 async function findKnownDevice(
   db: Queryable,
   userId: string,
@@ -49,6 +53,9 @@ async function findKnownDevice(
     .where({ 'd.secret_hash': sha256(deviceCookie), 's.user_id': userId })
     .whereNull('d.revoked_at')
     .whereNull('s.revoked_at')
+    // Not a device only ever signed in on by another session's approval (a QR code): a stolen token
+    // approves any browser of the thief's, and each would be a fresh "own" source for guesses.
+    .where('s.proven_here', true)
     .first('d.id');
   return row?.id;
 }

@@ -24,18 +24,30 @@ export async function bindDeviceAtSignIn(
   /** The user signing in, or their id to read them by (undefined: the user is gone). */
   who: string | { user: User | undefined },
   now: Date,
+  /**
+   * The sign-in was vouched for by another session (a QR approval), not proven here: the account is
+   * saved on the device, which does not become its own lockout source (login-source.ts).
+   */
+  vouchedBySession = false,
 ): Promise<DeviceBound> {
   const user = typeof who === 'string' ? await findUserById(trx, who) : who.user;
   const known = presentedCookie ? await touchDeviceBinding(trx, presentedCookie, now) : undefined;
   if (known) {
     const seenBefore = user ? await isAccountSavedOnDevice(trx, known, user.id) : true;
-    if (user) await saveAccountOnDevice(trx, known, user, now);
+    if (user) await saveAccountOnDevice(trx, known, user, now, undefined, !vouchedBySession);
     return { deviceBindingId: known, firstOnDevice: seenBefore ? undefined : user };
   }
   // A new binding: no account was ever saved on it. Stored in the statement that saves the account.
   const device = newDeviceBinding(trx, request, now);
   if (user)
-    await saveAccountOnDevice(trx, device.id, user, now, (save) => save.with('new_device', device.insert));
+    await saveAccountOnDevice(
+      trx,
+      device.id,
+      user,
+      now,
+      (save) => save.with('new_device', device.insert),
+      !vouchedBySession,
+    );
   else await device.insert;
   return { deviceBindingId: device.id, newDeviceSecret: device.secret, firstOnDevice: user };
 }

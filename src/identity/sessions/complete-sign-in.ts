@@ -67,7 +67,14 @@ export async function completeSignIn(
   ) {
     throw new ApiError(410, 'qr_expired', 'This QR code expired or was used. Start again.');
   }
-  const device = await bindDeviceAtSignIn(trx, signIn.deviceCookie, signIn.request, { user }, now);
+  const device = await bindDeviceAtSignIn(
+    trx,
+    signIn.deviceCookie,
+    signIn.request,
+    { user },
+    now,
+    signIn.startedBySessionId !== undefined,
+  );
   const tokens = await startSession(
     trx,
     signing,

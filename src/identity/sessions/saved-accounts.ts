@@ -32,7 +32,9 @@ interface SavedAccountRow {
 
 /**
  * Saves (or refreshes and re-lists, if the user had removed it) the account on the device. `alongside`
- * adds changes (CTEs) to the statement (the device's new binding).
+ * adds changes (CTEs) to the statement (the device's new binding). `provenHere`: the sign-in proved who
+ * signs in itself, rather than on another session's word (a QR approval); once true for the device,
+ * it stays true (saved_accounts.proven_here).
  */
 export async function saveAccountOnDevice(
   db: Queryable,
@@ -40,6 +42,7 @@ export async function saveAccountOnDevice(
   user: User,
   now: Date,
   alongside?: (insert: Knex.QueryBuilder) => Knex.QueryBuilder,
+  provenHere = true,
 ): Promise<void> {
   const snapshot = {
     email: user.email,
@@ -52,9 +55,15 @@ export async function saveAccountOnDevice(
   };
   const insert = db('saved_accounts');
   await (alongside ? alongside(insert) : insert)
-    .insert({ device_binding_id: deviceBindingId, user_id: user.id, created_at: now, ...snapshot })
+    .insert({
+      device_binding_id: deviceBindingId,
+      user_id: user.id,
+      created_at: now,
+      proven_here: provenHere,
+      ...snapshot,
+    })
     .onConflict(['device_binding_id', 'user_id'])
-    .merge(snapshot);
+    .merge({ ...snapshot, proven_here: db.raw('saved_accounts.proven_here or excluded.proven_here') });
 }
 
 /** Whether the user ever signed in on the device (removing it from the list does not forget that). */

@@ -327,13 +327,19 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
   /**
    * A sign-in through these pages binds the browser as the identity API's does (device cookie, account
    * saved on the device): the device becomes the account's own lockout source, which an attacker's
-   * failures elsewhere never lock (src/identity/brute-force/login-source.ts).
+   * failures elsewhere never lock (src/identity/brute-force/login-source.ts), unless another session
+   * vouched for the sign-in (a QR approval): a stolen token approves any browser of the thief's.
    */
-  const rememberDevice = async (ctx: Context, userId: string, announce: boolean) => {
+  const rememberDevice = async (
+    ctx: Context,
+    userId: string,
+    announce: boolean,
+    vouchedBySession: boolean,
+  ) => {
     const request = requestInfo(ctx);
     const now = clock.now();
     const device = await db.transaction((trx) =>
-      bindDeviceAtSignIn(trx, readDeviceCookie(ctx), request, userId, now),
+      bindDeviceAtSignIn(trx, readDeviceCookie(ctx), request, userId, now, vouchedBySession),
     );
     if (device.newDeviceSecret) setDeviceCookie(ctx, device.newDeviceSecret);
     if (device.firstOnDevice && announce) {
@@ -488,7 +494,12 @@ export function interactionRoutes(deps: InteractionDependencies): Router {
           refusedLink.provider,
         );
       }
-      await rememberDevice(ctx, outcome.userId, outcome.flow === 'login');
+      await rememberDevice(
+        ctx,
+        outcome.userId,
+        outcome.flow === 'login',
+        outcome.startedBySessionId !== undefined,
+      );
       // A sign-in whose proof is older than now (a QR approval) keeps its time: no fresh auth_time.
       const ts = outcome.authenticatedAt ? Math.floor(outcome.authenticatedAt.getTime() / 1000) : undefined;
       const login = {
