@@ -19,6 +19,7 @@ import type { MainAuthSessionStanding, TokenVerification } from '../tokens/princ
 import { clientRegistrationRoutes } from './actions/client-registration.js';
 import { consentRoutes } from './actions/consents.js';
 import { discoveryRoutes } from './actions/discovery.js';
+import { authorizeResumeRoutes } from './actions/authorize-resume.js';
 import { endSessionRoutes } from './actions/end-session.js';
 import { inboundLoginPageRoutes } from './actions/inbound-login-page.js';
 import { interactionRoutes } from './actions/interaction.js';
@@ -178,6 +179,7 @@ export async function createOidc(deps: OidcDeps): Promise<Oidc> {
       jwksRoutes(keySet),
       discoveryRoutes(config.issuer),
       userinfoRoutes({ config, db, clock, keySet, oauthTokens: tokenVerification.oauthTokens, logger }),
+      authorizeResumeRoutes(provider),
       endSessionRoutes({ db, clock, keySet, issuer: config.issuer, apiPrefix: identity.apiPrefix }),
       consentRoutes({ db, clock, signedIn: identity.signedIn, logger }),
       ssoOtcRoutes({
