@@ -29,3 +29,17 @@ declare module 'oidc-provider/lib/helpers/als.js' {
   const requests: AsyncLocalStorage<object>;
   export default requests;
 }
+
+/**
+ * The engine's authorization_code grant, which src/oidc/registered-redirect-at-redemption.ts registers
+ * again behind one more check (the handler takes the provider and the bound grant helpers first).
+ */
+declare module 'oidc-provider/lib/actions/grants/authorization_code.js' {
+  export const handler: (
+    provider: unknown,
+    helpers: Record<string, (...args: unknown[]) => unknown>,
+    ctx: unknown,
+  ) => Promise<void>;
+  export const parameters: Set<string>;
+  export const grantType: string;
+}

@@ -26,6 +26,7 @@ import { createInteractionPolicy } from './interaction-policy.js';
 import { engineSessionCookieName } from './engine-session-cookie.js';
 import { logoutSource, postLogoutSuccessSource } from './logout-pages.js';
 import { installExactLocalhostRedirects } from './redirect-uri.js';
+import { installRegisteredRedirectAtRedemption } from './registered-redirect-at-redemption.js';
 import { loadGrantFromConsent } from './load-existing-grant.js';
 import {
   resourceServerInfo,
@@ -263,6 +264,7 @@ export function createOidcProvider(dependencies: OidcProviderDependencies): {
   provider.maxIpsCount = config.trustedProxyHops;
   installClientSecretHashing(provider);
   installExactLocalhostRedirects(provider);
+  installRegisteredRedirectAtRedemption(provider);
   installIdTokenHintTypeCheck(provider);
   installSsoCodeGrant(provider, { db, clock, apiAudience: config.apiAudience });
   const stopClientCache = installClientCache(provider, {
