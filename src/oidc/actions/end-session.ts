@@ -20,6 +20,10 @@ import {
   revokeGrantsOfEngineSession,
 } from '../models/user-sign-ins.js';
 import { readEngineSessionId } from '../engine-session-cookie.js';
+import {
+  keepPostLogoutRedirectRegistered,
+  postLogoutRedirectUriKept,
+} from '../post-logout-redirect-at-confirmation.js';
 import { oauthRoutes } from '../provider.js';
 
 /** What the logout pages need to know about the request (kept in ctx.state). */
@@ -86,7 +90,10 @@ export function endSessionRoutes(deps: {
    * own pages are signed out as well as the engine's session.
    */
   router.post(`${oauthRoutes.end_session}/confirm`, async (ctx, next) => {
+    // The post-logout URI is checked again against the client as it is now (it may have been removed).
+    const keptUri = await postLogoutRedirectUriKept(ctx, deps.db);
     await next();
+    keepPostLogoutRedirectRegistered(ctx, keptUri);
     const oidc = (ctx as unknown as { oidc?: KoaContextWithOIDC['oidc'] }).oidc;
     const session = oidc?.session;
     if (!session || !oidc?.params?.logout || ctx.status >= 400) return;
