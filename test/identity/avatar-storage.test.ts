@@ -99,6 +99,8 @@ describe('avatar photos of full size', () => {
         }),
       );
     }
-    expect(Math.min(...reads)).toBeLessThan(100);
+    // ~20 ms on a quiet machine, 125 ms measured once under CI's own load on PostgreSQL; the hex
+    // conversion this guards against cost ~500 ms a read.
+    expect(Math.min(...reads)).toBeLessThan(250);
   });
 });

@@ -60,7 +60,7 @@ function uploadRaw(cookie: string, body: string): Promise<number> {
     socket.on('error', reject);
     socket.on('close', () => resolve(Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1] ?? 0)));
     socket.setTimeout(10_000, () => socket.destroy());
-    socket.end(Buffer.from(head + body, 'latin1'));
+    socket.write(Buffer.from(head + body, 'latin1'));
   });
 }
 

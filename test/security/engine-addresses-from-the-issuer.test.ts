@@ -40,7 +40,7 @@ function rawGet(
       resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1] ?? 0), text: answer }),
     );
     socket.setTimeout(10_000, () => socket.destroy());
-    socket.end(`GET ${path} HTTP/1.1\r\n${headers}Connection: close\r\n\r\n`);
+    socket.write(`GET ${path} HTTP/1.1\r\n${headers}Connection: close\r\n\r\n`);
   });
 }
 
