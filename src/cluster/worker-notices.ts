@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { countSiblingNotice, onNoticeCounted } from '../identity/notifications/notice-budget.js';
 import { announceSessionsEnded, onSessionsEnded } from '../identity/sessions/session-ends.js';
 import { announceUserStatus, onUserStatusChanged } from '../identity/users/user-status-changes.js';
 import { announceClientChange, onClientChange } from '../oidc/models/oauth-client.js';
@@ -8,10 +9,11 @@ import { isForwardedNotice, type ForwardedNotice } from './cluster-messages.js';
 /**
  * What one worker of a cluster (HTTP_WORKERS > 1) tells its own caches, it tells the other workers'
  * through the primary: a main-auth session ended (live-session cache), OAuth grants revoked (revoked
- * grants), a user's status changed (active-user cache), a client changed (client cache). Each cache
- * also polls the database, but only every few seconds: without this, a token refused on the worker
- * that took the logout was still accepted for up to 5 s on its sibling. Nodes on other machines still
- * learn at their next poll (docs/security.md).
+ * grants), a user's status changed (active-user cache), a client changed (client cache), a security
+ * notice sent (the hourly notice budget, which lives in memory only). Each cache also polls the
+ * database, but only every few seconds: without this, a token refused on the worker that took the
+ * logout was still accepted for up to 5 s on its sibling. Nodes on other machines still learn at
+ * their next poll (docs/security.md).
  */
 const topics: Record<string, Topic> = {
   'sessions-ended': topic(z.array(z.string()), onSessionsEnded, announceSessionsEnded),
@@ -26,6 +28,13 @@ const topics: Record<string, Topic> = {
     ({ userId, status }) => announceUserStatus(userId, status),
   ),
   'client-changed': topic(z.string(), onClientChange, announceClientChange),
+  // A security notice one worker let go counts against every worker's hourly budget: the budget is
+  // the node's, not one per connection a caller can land on another worker.
+  'notice-counted': topic(
+    z.object({ userId: z.string().max(200), kind: z.string().max(100), at: z.number().finite() }),
+    onNoticeCounted,
+    countSiblingNotice,
+  ),
 };
 
 /** One kind of notice: how to hear it in this worker, and how to tell it to this worker's caches. */

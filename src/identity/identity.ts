@@ -269,6 +269,9 @@ export async function createIdentity(deps: IdentityDeps): Promise<Identity> {
     sessionAuthentications: sessionAuths,
     routers,
     cleanupTasks: [...securityRecordsCleanupTasks, ...sessionCleanupTasks],
-    close: () => transports.close(),
+    close: () => {
+      notifications.close();
+      return transports.close();
+    },
   };
 }

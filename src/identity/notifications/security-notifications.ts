@@ -38,6 +38,11 @@ export class SecurityNotifications {
     this.#warnings = deps.logger && new ThrottledWarnings(deps.logger, deps.clock);
   }
 
+  /** Stops counting other workers' notices (the budget's listener). */
+  close(): void {
+    this.#budget.close();
+  }
+
   /** Sends `notice` to `to` (default: the user's primary contact); a user with no contact gets nothing. */
   notify(user: User, notice: SecurityNotice, to: Identifier | undefined = primaryContactOf(user)): void {
     if (!to) return;

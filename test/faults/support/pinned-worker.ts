@@ -1,0 +1,79 @@
+import { execFileSync } from 'node:child_process';
+import http from 'node:http';
+
+export interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+/**
+ * Requests to one chosen worker of a cluster (HTTP_WORKERS > 1): a keep-alive connection is opened,
+ * the kernel gives it to whichever worker accepts first, and `ss` tells which process holds its server
+ * end; connections held by another worker are closed and the next one is tried.
+ */
+export class PinnedWorker {
+  private constructor(
+    private readonly agent: http.Agent,
+    private readonly port: number,
+  ) {}
+
+  static async to(port: number, pid: number, attempts = 200): Promise<PinnedWorker> {
+    for (let attempt = 0; attempt < attempts; attempt++) {
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+      const pinned = new PinnedWorker(agent, port);
+      const { localPort } = await pinned.#send('GET', '/.well-known/openid-configuration', {});
+      if (serverPidOf(port, localPort) === pid) return pinned;
+      agent.destroy();
+    }
+    throw new Error(`no connection reached worker ${pid}`);
+  }
+
+  request(
+    method: string,
+    path: string,
+    headers: Record<string, string> = {},
+    body?: string,
+  ): Promise<Answer> {
+    return this.#send(method, path, headers, body).then(({ answer }) => answer);
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+
+  #send(method: string, path: string, headers: Record<string, string>, body?: string) {
+    return new Promise<{ answer: Answer; localPort: number }>((resolve, reject) => {
+      const outgoing = http.request(
+        { host: '127.0.0.1', port: this.port, method, path, agent: this.agent, headers, timeout: 10_000 },
+        (response) => {
+          let text = '';
+          const localPort = response.socket.localPort!;
+          response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+          response.on('end', () =>
+            resolve({
+              answer: { status: response.statusCode!, headers: response.headers, body: text },
+              localPort,
+            }),
+          );
+          response.on('error', reject);
+        },
+      );
+      outgoing.on('timeout', () => outgoing.destroy(new Error('hung')));
+      outgoing.on('error', reject);
+      outgoing.end(body);
+    });
+  }
+}
+
+function serverPidOf(serverPort: number, clientPort: number): number | undefined {
+  const out = execFileSync(
+    'ss',
+    ['-tnpH', 'state', 'established', `( sport = :${serverPort} and dport = :${clientPort} )`],
+    {
+      encoding: 'utf8',
+    },
+  );
+  const match = /pid=(\d+)/.exec(out);
+  return match ? Number(match[1]) : undefined;
+}
