@@ -1,0 +1,140 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase } from '../support/database.js';
+import { createServiceClient, createTestUser } from '../support/fixtures.js';
+import { PinnedWorker } from '../faults/support/pinned-worker.js';
+import { ServiceProcess } from '../faults/support/service-process.js';
+
+// npm start with HTTP_WORKERS=2: what the owner does on one worker (log out, sign out everywhere) holds
+// at once on the other, where a thief holding a copy of the token or cookie calls.
+let database: Awaited<ReturnType<typeof createTestDatabase>>;
+let service: ServiceProcess;
+let a: PinnedWorker;
+let b: PinnedWorker;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  service = await ServiceProcess.start({ DATABASE_URL: database.url!, HTTP_WORKERS: '2', LOG_LEVEL: 'warn' });
+  while (service.childPids().length < 2) await new Promise((resolve) => setTimeout(resolve, 100));
+  const [first, second] = service.childPids();
+  a = await PinnedWorker.to(service.port, first!);
+  b = await PinnedWorker.to(service.port, second!);
+}, 90_000);
+afterAll(async () => {
+  a?.close();
+  b?.close();
+  await service?.kill();
+  await database?.close();
+});
+
+const jsonHeaders = { 'content-type': 'application/json' };
+
+async function signIn(on: PinnedWorker, user: { email?: string | null; password: string }) {
+  const step = async (path: string, body: unknown) => {
+    const answer = await on.request('POST', `/api/v2/identity${path}`, jsonHeaders, JSON.stringify(body));
+    expect(answer.status, answer.body).toBe(200);
+    return answer;
+  };
+  const started = JSON.parse((await step('/auth/flow/start', { flow: 'login' })).body) as {
+    sessionId: string;
+  };
+  const identified = JSON.parse(
+    (
+      await step('/auth/flow/step', {
+        sessionId: started.sessionId,
+        step: 'phone-email',
+        input: { identifier: user.email },
+      })
+    ).body,
+  ) as { sessionId: string };
+  const done = await step('/auth/flow/step', {
+    sessionId: identified.sessionId,
+    step: 'password',
+    input: { password: user.password },
+  });
+  const cookies = ([] as string[]).concat(done.headers['set-cookie'] ?? []);
+  const refresh = cookies.find((cookie) => cookie.startsWith('service_id_refresh_token='))!;
+  expect(refresh).toBeDefined();
+  return {
+    accessToken: (JSON.parse(done.body) as { accessToken: string }).accessToken,
+    refreshCookie: refresh.split(';')[0]!,
+  };
+}
+
+describe('a cluster: the owner acts on one worker, the thief calls the other', () => {
+  it('a logout on A refuses the copied token and cookie on B at once', async () => {
+    const user = await createTestUser(database.db);
+    const login = await signIn(a, user);
+    const bearer = { authorization: `Bearer ${login.accessToken}` };
+    // B knows the session (and caches it as live).
+    expect((await b.request('GET', '/api/v2/identity/auth/me', bearer)).status).toBe(200);
+    expect(
+      (await a.request('POST', '/api/v2/identity/auth/logout', { cookie: login.refreshCookie })).status,
+    ).toBe(200);
+    expect((await b.request('GET', '/api/v2/identity/auth/me', bearer)).status).toBe(401);
+    expect(
+      (await b.request('POST', '/api/v2/identity/auth/refresh', { cookie: login.refreshCookie })).status,
+    ).toBe(401);
+  }, 30_000);
+
+  it('sign out everywhere on A refuses the thief’s session on B at once', async () => {
+    const user = await createTestUser(database.db);
+    const owner = await signIn(a, user);
+    const thief = await signIn(b, user);
+    const thiefBearer = { authorization: `Bearer ${thief.accessToken}` };
+    expect((await b.request('GET', '/api/v2/identity/auth/me', thiefBearer)).status).toBe(200);
+    const revoked = await a.request('POST', '/api/v2/identity/security/sessions/revoke-all', {
+      authorization: `Bearer ${owner.accessToken}`,
+    });
+    expect(revoked.status, revoked.body).toBe(200);
+    expect((await b.request('GET', '/api/v2/identity/auth/me', thiefBearer)).status).toBe(401);
+    expect(
+      (await b.request('POST', '/api/v2/identity/auth/refresh', { cookie: thief.refreshCookie })).status,
+    ).toBe(401);
+  }, 30_000);
+
+  it('an administrator’s disable on A refuses the user’s token and cookie on B at once', async () => {
+    const admin = await createTestUser(database.db, { roles: ['super_admin'] });
+    const adminLogin = await signIn(a, admin);
+    const user = await createTestUser(database.db);
+    const login = await signIn(b, user);
+    const bearer = { authorization: `Bearer ${login.accessToken}` };
+    expect((await b.request('GET', '/api/v2/identity/auth/me', bearer)).status).toBe(200);
+    const disabled = await a.request('POST', `/api/v2/admin/users/${user.id}/disable`, {
+      authorization: `Bearer ${adminLogin.accessToken}`,
+    });
+    expect(disabled.status, disabled.body).toBe(200);
+    expect((await b.request('GET', '/api/v2/identity/auth/me', bearer)).status).toBe(401);
+    expect(
+      (await b.request('POST', '/api/v2/identity/auth/refresh', { cookie: login.refreshCookie })).status,
+    ).toBe(401);
+  }, 30_000);
+
+  it('a secret rotated on A is refused on B at once; a client deleted on A gets no token on B', async () => {
+    const admin = await createTestUser(database.db, { roles: ['super_admin'] });
+    const adminBearer = { authorization: `Bearer ${(await signIn(a, admin)).accessToken}` };
+    const { client, clientSecret } = await createServiceClient(database.db, ['service:crm.aggregates.read']);
+    const tokenRequest = (secret: string) =>
+      b.request(
+        'POST',
+        '/oauth/token',
+        {
+          authorization: `Basic ${Buffer.from(`${client.clientId}:${secret}`).toString('base64')}`,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        'grant_type=client_credentials',
+      );
+    expect((await tokenRequest(clientSecret!)).status).toBe(200);
+    const rotated = await a.request(
+      'POST',
+      `/api/v2/admin/oauth-clients/${client.clientId}/rotate-secret`,
+      adminBearer,
+    );
+    expect(rotated.status, rotated.body).toBe(200);
+    const newSecret = (JSON.parse(rotated.body) as { client_secret: string }).client_secret;
+    expect((await tokenRequest(clientSecret!)).status).toBe(401);
+    expect((await tokenRequest(newSecret)).status).toBe(200);
+    const deleted = await a.request('DELETE', `/api/v2/admin/oauth-clients/${client.clientId}`, adminBearer);
+    expect(deleted.status, deleted.body).toBeLessThan(300);
+    expect((await tokenRequest(newSecret)).status).toBe(401);
+  }, 30_000);
+});
