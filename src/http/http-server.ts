@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { isJsonApiPath } from './json-api-paths.js';
 import { maxRequestHeadBytes, requestHeadTooLargeMessage } from './request-head.js';
+import { boundHeadsInProgress } from './request-heads-in-progress.js';
 import { addressBlock } from './request-info.js';
 
 /**
@@ -33,6 +34,8 @@ export function createHttpServer(
     boundConnectionsPerAddress(server, options.connectionsPerAddress);
   }
   if (options.connectionsInAll !== undefined) boundConnectionsInAll(server, options.connectionsInAll);
+  // Heads still arriving cost heap before any request exists to count (request-heads-in-progress.ts).
+  boundHeadsInProgress(server);
   return server;
 }
 
