@@ -13,7 +13,8 @@ import { repositoryRoot } from '../support/run-process.js';
  * as a string each for every name and value: a head of 60 kB in 1,400 short headers held ~150 kB of
  * heap until it ended or Node's 60 s for a head ran out. One address, 1,000 connections each sending
  * such a head and never its end, filled `npm start`'s 160 MB heap and the process died (V8's "heap out
- * of memory"), for everyone. The service runs here as `npm start` runs it: compiled, with its node flags.
+ * of memory"), for everyone. The service runs here with `npm start`'s node flags (its 160 MB heap), from
+ * the sources through tsx as the fault tests run it: a fresh clone has no compiled tree.
  */
 
 let child: ChildProcess;
@@ -25,7 +26,7 @@ beforeAll(async () => {
   const { environment, nodeFlags } = startScript();
   port = await freePort();
   issuer = `http://127.0.0.1:${port}`;
-  child = spawn(process.execPath, [...nodeFlags, 'dist/src/main.js'], {
+  child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', 'src/main.ts'], {
     cwd: repositoryRoot,
     env: {
       ...environment,
