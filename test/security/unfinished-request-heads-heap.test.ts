@@ -44,7 +44,9 @@ beforeAll(async () => {
   });
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const deadline = Date.now() + 30_000;
+  // A fresh data directory: the first start creates the embedded database and migrates it, through tsx,
+  // which takes more than 30 s on a busy CI machine.
+  const deadline = Date.now() + 100_000;
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null)
       throw new Error(`the service exited:\n${output}`);
@@ -58,7 +60,7 @@ beforeAll(async () => {
     if (Date.now() > deadline) throw new Error(`the service did not start:\n${output}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-}, 40_000);
+}, 110_000);
 
 afterAll(() => {
   child?.kill('SIGKILL');
