@@ -1,32 +1,23 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../support/database.js';
 import { createTestUser } from '../support/fixtures.js';
-import { PinnedWorker } from '../faults/support/pinned-worker.js';
-import { ServiceProcess } from '../faults/support/service-process.js';
+import type { PinnedWorker } from '../faults/support/pinned-worker.js';
+import { startTwoPinnedWorkers } from '../faults/support/pinned-worker.js';
+import type { ServiceProcess } from '../faults/support/service-process.js';
 
 // npm start with HTTP_WORKERS=2: the hourly budget of security notices to one user (five of a kind)
 // was counted in each worker's memory, so whoever signs in to an account in a loop (each sign-in
 // without the device cookie is a new-device notice through the shared mail transport) got five per
 // worker, by opening new connections until the other worker took one. The budget is one for the cluster.
-let database: Awaited<ReturnType<typeof createTestDatabase>>;
+let cluster: Awaited<ReturnType<typeof startTwoPinnedWorkers>>;
 let service: ServiceProcess;
 let a: PinnedWorker;
 let b: PinnedWorker;
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  service = await ServiceProcess.start({ DATABASE_URL: database.url!, HTTP_WORKERS: '2', LOG_LEVEL: 'info' });
-  while (service.childPids().length < 2) await new Promise((resolve) => setTimeout(resolve, 100));
-  const [first, second] = service.childPids();
-  a = await PinnedWorker.to(service.port, first!);
-  b = await PinnedWorker.to(service.port, second!);
+  cluster = await startTwoPinnedWorkers('info');
+  ({ service, a, b } = cluster);
 }, 90_000);
-afterAll(async () => {
-  a?.close();
-  b?.close();
-  await service?.kill();
-  await database?.close();
-});
+afterAll(() => cluster?.close());
 
 const jsonHeaders = { 'content-type': 'application/json' };
 
@@ -56,7 +47,7 @@ const noticesTo = (email: string) =>
 
 describe('security notices in a cluster', () => {
   it('one user gets at most five of a kind an hour, whichever worker takes the sign-ins', async () => {
-    const user = await createTestUser(database.db);
+    const user = await createTestUser(cluster.database.db);
     for (let round = 0; round < 5; round++) {
       await signIn(a, user);
       await signIn(b, user);

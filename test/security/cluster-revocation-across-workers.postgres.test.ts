@@ -1,30 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../support/database.js';
 import { createServiceClient, createTestUser } from '../support/fixtures.js';
-import { PinnedWorker } from '../faults/support/pinned-worker.js';
-import { ServiceProcess } from '../faults/support/service-process.js';
+import type { PinnedWorker } from '../faults/support/pinned-worker.js';
+import { startTwoPinnedWorkers } from '../faults/support/pinned-worker.js';
 
 // npm start with HTTP_WORKERS=2: what the owner does on one worker (log out, sign out everywhere) holds
 // at once on the other, where a thief holding a copy of the token or cookie calls.
-let database: Awaited<ReturnType<typeof createTestDatabase>>;
-let service: ServiceProcess;
+let cluster: Awaited<ReturnType<typeof startTwoPinnedWorkers>>;
 let a: PinnedWorker;
 let b: PinnedWorker;
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  service = await ServiceProcess.start({ DATABASE_URL: database.url!, HTTP_WORKERS: '2', LOG_LEVEL: 'warn' });
-  while (service.childPids().length < 2) await new Promise((resolve) => setTimeout(resolve, 100));
-  const [first, second] = service.childPids();
-  a = await PinnedWorker.to(service.port, first!);
-  b = await PinnedWorker.to(service.port, second!);
+  cluster = await startTwoPinnedWorkers('warn');
+  ({ a, b } = cluster);
 }, 90_000);
-afterAll(async () => {
-  a?.close();
-  b?.close();
-  await service?.kill();
-  await database?.close();
-});
+afterAll(() => cluster?.close());
 
 const jsonHeaders = { 'content-type': 'application/json' };
 
@@ -62,7 +51,7 @@ async function signIn(on: PinnedWorker, user: { email?: string | null; password:
 
 describe('a cluster: the owner acts on one worker, the thief calls the other', () => {
   it('a logout on A refuses the copied token and cookie on B at once', async () => {
-    const user = await createTestUser(database.db);
+    const user = await createTestUser(cluster.database.db);
     const login = await signIn(a, user);
     const bearer = { authorization: `Bearer ${login.accessToken}` };
     // B knows the session (and caches it as live).
@@ -77,7 +66,7 @@ describe('a cluster: the owner acts on one worker, the thief calls the other', (
   }, 30_000);
 
   it('sign out everywhere on A refuses the thief’s session on B at once', async () => {
-    const user = await createTestUser(database.db);
+    const user = await createTestUser(cluster.database.db);
     const owner = await signIn(a, user);
     const thief = await signIn(b, user);
     const thiefBearer = { authorization: `Bearer ${thief.accessToken}` };
@@ -93,9 +82,9 @@ describe('a cluster: the owner acts on one worker, the thief calls the other', (
   }, 30_000);
 
   it('an administrator’s disable on A refuses the user’s token and cookie on B at once', async () => {
-    const admin = await createTestUser(database.db, { roles: ['super_admin'] });
+    const admin = await createTestUser(cluster.database.db, { roles: ['super_admin'] });
     const adminLogin = await signIn(a, admin);
-    const user = await createTestUser(database.db);
+    const user = await createTestUser(cluster.database.db);
     const login = await signIn(b, user);
     const bearer = { authorization: `Bearer ${login.accessToken}` };
     expect((await b.request('GET', '/api/v2/identity/auth/me', bearer)).status).toBe(200);
@@ -110,9 +99,11 @@ describe('a cluster: the owner acts on one worker, the thief calls the other', (
   }, 30_000);
 
   it('a secret rotated on A is refused on B at once; a client deleted on A gets no token on B', async () => {
-    const admin = await createTestUser(database.db, { roles: ['super_admin'] });
+    const admin = await createTestUser(cluster.database.db, { roles: ['super_admin'] });
     const adminBearer = { authorization: `Bearer ${(await signIn(a, admin)).accessToken}` };
-    const { client, clientSecret } = await createServiceClient(database.db, ['service:crm.aggregates.read']);
+    const { client, clientSecret } = await createServiceClient(cluster.database.db, [
+      'service:crm.aggregates.read',
+    ]);
     const tokenRequest = (secret: string) =>
       b.request(
         'POST',

@@ -1,5 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import http from 'node:http';
+import { createTestDatabase } from '../../support/database.js';
+import { ServiceProcess } from './service-process.js';
 
 export interface Answer {
   status: number;
@@ -76,4 +78,33 @@ function serverPidOf(serverPort: number, clientPort: number): number | undefined
   );
   const match = /pid=(\d+)/.exec(out);
   return match ? Number(match[1]) : undefined;
+}
+
+/**
+ * `npm start` with HTTP_WORKERS=2 on a database of its own, and a connection pinned to each worker:
+ * what the cluster tests set up to act on one worker and look from the other.
+ */
+export async function startTwoPinnedWorkers(logLevel: 'info' | 'warn') {
+  const database = await createTestDatabase();
+  const service = await ServiceProcess.start({
+    DATABASE_URL: database.url!,
+    HTTP_WORKERS: '2',
+    LOG_LEVEL: logLevel,
+  });
+  while (service.childPids().length < 2) await new Promise((resolve) => setTimeout(resolve, 100));
+  const [first, second] = service.childPids();
+  const a = await PinnedWorker.to(service.port, first!);
+  const b = await PinnedWorker.to(service.port, second!);
+  return {
+    database,
+    service,
+    a,
+    b,
+    async close() {
+      a.close();
+      b.close();
+      await service.kill();
+      await database.close();
+    },
+  };
 }
