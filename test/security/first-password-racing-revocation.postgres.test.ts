@@ -5,6 +5,7 @@ import { revokeSession } from '../../src/identity/sessions/sessions.js';
 import { createTestUser } from '../support/fixtures.js';
 import { callIdentityApi, mainAuthTokenFor } from '../support/identity-api-client.js';
 import { untilWaitingForLocks } from '../support/lock-waits.js';
+import { hashingThatTakes } from '../support/hashing-that-takes.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 /**
@@ -16,9 +17,9 @@ import { startTestService, type TestService } from '../support/test-service.js';
  */
 let service: TestService;
 beforeAll(async () => {
-  // Hashing that takes about a second, so the revocation begins after the request's first checks.
+  // Hashing that takes about a second on any machine, so the revocation begins after the request's first checks.
   service = await startTestService({
-    settings: { passwordHashing: { memoryCost: 65536, timeCost: 4, parallelism: 1 } },
+    settings: { passwordHashing: await hashingThatTakes(1000) },
   });
 });
 afterAll(() => service?.close());

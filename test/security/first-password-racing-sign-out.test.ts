@@ -8,6 +8,7 @@ import {
 } from '../identity/support/onboarding-pages.js';
 import { createTestUser } from '../support/fixtures.js';
 import { callIdentityApi, mainAuthTokenFor } from '../support/identity-api-client.js';
+import { hashingThatTakes } from '../support/hashing-that-takes.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 /**
@@ -23,10 +24,10 @@ import { startTestService, type TestService } from '../support/test-service.js';
 
 let service: TestService;
 beforeAll(async () => {
-  // Hashing that takes about a second here too, so the owner's sign-out lands while it runs.
+  // Hashing that takes about a second on any machine, so the owner's sign-out lands while it runs.
   service = await startTestService({
     env: { TRUST_PROXY: 'true' },
-    settings: { passwordHashing: { memoryCost: 65536, timeCost: 4, parallelism: 1 } },
+    settings: { passwordHashing: await hashingThatTakes(1000) },
   });
   await useCodeOnlyFunnels(service);
 });
