@@ -1,7 +1,5 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withPasswordFromStdin } from '../../src/cli/password-from-stdin.js';
@@ -14,12 +12,13 @@ import { signingKeyFromPem } from '../../src/keys/signing-keys.js';
 import { createTestDatabase, onPostgres } from '../support/database.js';
 import { repositoryRoot, runEntryPoint, type ProcessResult } from '../support/run-process.js';
 import { freePort } from '../support/free-port.js';
+import { newDataDirectory } from '../support/new-data-directory.js';
 
 let environment: Record<string, string>;
 let cleanup: () => Promise<void>;
 
 beforeAll(async () => {
-  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'idp-cli-'));
+  const dataDir = await newDataDirectory('idp-cli-');
   if (onPostgres) {
     const database = await createTestDatabase();
     await database.db.destroy();

@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateCrmHistory } from '../../src/management/crm-simulator/crm-world.js';
 import { serviceToken } from '../platform/support/platform-tokens.js';
 import { freePort } from '../support/free-port.js';
+import { newDataDirectory } from '../support/new-data-directory.js';
 import { repositoryRoot, runEntryPoint } from '../support/run-process.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 import { groundTruth, startSimulatedCrmApi } from './support/crm-fixtures.js';
@@ -100,7 +100,7 @@ describe('the crm simulator', () => {
   });
 
   it('--embedded holds DATA_DIR like npm start: the CLI goes through it, a second process is refused', async () => {
-    const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'idp-crm-sim-'));
+    const dataDir = await newDataDirectory('idp-crm-sim-');
     const environment = { DATA_DIR: dataDir, PORT: String(await freePort()) };
     const simulator = spawn(
       process.execPath,

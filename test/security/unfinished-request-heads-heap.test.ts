@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScript } from '../../bench/support/production-service.js';
 import { generateRsaPrivateKeyPem } from '../../src/keys/development-secrets.js';
 import { freePort } from '../support/free-port.js';
+import { newDataDirectory } from '../support/new-data-directory.js';
 import { repositoryRoot } from '../support/run-process.js';
 
 /**
@@ -38,14 +38,13 @@ beforeAll(async () => {
       OIDC_PRIVATE_KEY: generateRsaPrivateKeyPem(),
       MAIN_AUTH_PRIVATE_KEY: generateRsaPrivateKeyPem(),
       COOKIE_KEYS: crypto.randomBytes(32).toString('base64url'),
-      DATA_DIR: fs.mkdtempSync('/tmp/idp-heads-'),
+      DATA_DIR: await newDataDirectory('idp-heads-'),
       LOG_LEVEL: 'warn',
     },
   });
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  // A fresh data directory: the first start creates the embedded database and migrates it, through tsx,
-  // which takes more than 30 s on a busy CI machine.
+  // Through tsx, which takes more than 30 s on a busy CI machine without the seed a build has.
   const deadline = Date.now() + 100_000;
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null)

@@ -13,6 +13,8 @@ declare module 'vitest' {
     templateDatabase: string | undefined;
     /** PGlite: a migrated data directory (tarball) each test file loads. */
     pgliteSnapshot: string | undefined;
+    /** PGlite: the same database as a directory, the seed `npm run build` writes (new-data-directory.ts). */
+    pgliteSeed: string | undefined;
   }
 }
 
@@ -35,6 +37,7 @@ export default async function setup(project: TestProject) {
     await handle.close();
     project.provide('templateDatabase', template);
     project.provide('pgliteSnapshot', undefined);
+    project.provide('pgliteSeed', undefined);
     return async () => {
       await admin.raw(`drop database if exists ${template} with (force)`);
       await admin.destroy();
@@ -44,10 +47,14 @@ export default async function setup(project: TestProject) {
   const handle = await openDatabase({ pglite });
   await migrateToLatest(handle.db);
   const snapshot = path.join(await fs.mkdtemp(path.join(os.tmpdir(), 'idp-test-')), 'pglite.tar');
-  await fs.writeFile(snapshot, Buffer.from(await (await pglite.dumpDataDir('none')).arrayBuffer()));
+  const dump = await pglite.dumpDataDir('none');
+  await fs.writeFile(snapshot, Buffer.from(await dump.arrayBuffer()));
   await handle.close();
+  const seed = path.join(path.dirname(snapshot), 'pglite-seed');
+  await (await PGlite.create({ dataDir: seed, loadDataDir: dump })).close();
   project.provide('templateDatabase', undefined);
   project.provide('pgliteSnapshot', snapshot);
+  project.provide('pgliteSeed', seed);
   return async () => {
     await fs.rm(path.dirname(snapshot), { recursive: true, force: true });
   };
