@@ -11,6 +11,8 @@ declare module 'vitest' {
   export interface ProvidedContext {
     /** pg: the migrated template database each test file copies. */
     templateDatabase: string | undefined;
+    /** pg: the start of the name of every database a test file copies (dropped at the end). */
+    testDatabasePrefix: string | undefined;
     /** PGlite: a migrated data directory (tarball) each test file loads. */
     pgliteSnapshot: string | undefined;
     /** PGlite: the same database as a directory, the seed `npm run build` writes (new-data-directory.ts). */
@@ -35,11 +37,18 @@ export default async function setup(project: TestProject) {
     const handle = await openDatabase({ databaseUrl: url.toString(), poolMax: 1 });
     await migrateToLatest(handle.db);
     await handle.close();
+    const prefix = `idp_test_${process.pid}_`;
     project.provide('templateDatabase', template);
+    project.provide('testDatabasePrefix', prefix);
     project.provide('pgliteSnapshot', undefined);
     project.provide('pgliteSeed', undefined);
     return async () => {
-      await admin.raw(`drop database if exists ${template} with (force)`);
+      // Test processes keep their databases from one file for the next (postgres-test-databases.ts).
+      const copies: string[] = await admin('pg_database')
+        .where('datname', 'like', `${prefix}%`)
+        .pluck('datname');
+      for (const copy of [...copies, template])
+        await admin.raw(`drop database if exists ${copy} with (force)`);
       await admin.destroy();
     };
   }
@@ -53,6 +62,7 @@ export default async function setup(project: TestProject) {
   const seed = path.join(path.dirname(snapshot), 'pglite-seed');
   await (await PGlite.create({ dataDir: seed, loadDataDir: dump })).close();
   project.provide('templateDatabase', undefined);
+  project.provide('testDatabasePrefix', undefined);
   project.provide('pgliteSnapshot', snapshot);
   project.provide('pgliteSeed', seed);
   return async () => {
