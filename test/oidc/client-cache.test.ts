@@ -213,8 +213,9 @@ describe('memory', () => {
     const warmUp = await createServiceClient(db, ['service:crm.aggregates.read']);
     expect(await authenticates(warmUp.client.clientId, warmUp.clientSecret!)).toBe(200);
     // The pool opens a connection when a query finds every open one busy (the 250 ms change poll may
-    // hold one): opened inside a request, it would keep that request. Open a few here, outside any.
-    await Promise.all(Array.from({ length: 4 }, () => db.raw('select pg_sleep(0.05)')));
+    // hold one, and on a busy machine more overlap): opened inside a request, it would keep that
+    // request. Open all it may hold (the test database's pool: 10) here, outside any.
+    await Promise.all(Array.from({ length: 10 }, () => db.raw('select pg_sleep(0.05)')));
     // Each request's Koa context, watched from the first middleware of the service's own app.
     const requests: WeakRef<object>[] = [];
     const watch: Middleware = async (ctx, next) => {
