@@ -14,6 +14,11 @@ export interface UpstreamAccount {
   phone_number_verified?: boolean;
   given_name?: string;
   family_name?: string;
+  /**
+   * What its userinfo endpoint answers instead of the claims above (with the same `sub`): a provider
+   * whose ID token and userinfo disagree. The ID token carries the claims above.
+   */
+  userinfo?: Omit<UpstreamAccount, 'sub' | 'userinfo'>;
 }
 
 /** How the upstream answers the next sign-in (the person's choice, or a misbehaving provider). */
@@ -88,13 +93,20 @@ export async function startUpstreamProvider(options: {
     },
     scopes: ['openid', 'email', 'phone', 'profile'],
     features: { devInteractions: { enabled: false } },
+    // The ID token carries the claims of its scopes too, as Google's does, not only userinfo.
+    conformIdTokenClaims: false,
     pkce: { required: () => true },
     cookies: { keys: ['upstream-cookie-key-0123456789abcdefghijklmnop'] },
     ttl: { AuthorizationCode: () => codeTtl },
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
     findAccount: (_ctx, sub) => {
       const account = accounts.get(sub);
-      return account ? { accountId: sub, claims: () => ({ ...account }) } : undefined;
+      if (!account) return undefined;
+      const { userinfo, ...claims } = account;
+      return {
+        accountId: sub,
+        claims: (use: string) => (use === 'userinfo' && userinfo ? { sub, ...userinfo } : claims),
+      };
     },
   });
 

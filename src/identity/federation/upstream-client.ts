@@ -1,7 +1,7 @@
 import * as oidc from 'openid-client';
 import { FederationError } from './federation-error.js';
 import type { OAuthProvider } from './oauth-provider-config.js';
-import { mapUpstreamClaims, type UpstreamIdentity } from './upstream-identity.js';
+import { idTokenWithUserinfo, mapUpstreamClaims, type UpstreamIdentity } from './upstream-identity.js';
 
 /** What the browser must bring back to the callback: kept in the signed attempt cookie, never sent upstream. */
 export interface UpstreamChecks {
@@ -112,10 +112,10 @@ export class UpstreamClient {
       );
       if (this.provider.kind === 'oidc') {
         const idToken = tokens.claims()!;
-        Object.assign(claims, idToken);
-        if (config.serverMetadata().userinfo_endpoint) {
-          Object.assign(claims, await oidc.fetchUserInfo(config, tokens.access_token, idToken.sub));
-        }
+        const userinfo = config.serverMetadata().userinfo_endpoint
+          ? await oidc.fetchUserInfo(config, tokens.access_token, idToken.sub)
+          : {};
+        Object.assign(claims, idTokenWithUserinfo(idToken, userinfo, this.provider.claims));
       } else {
         Object.assign(claims, await this.#profile(config, tokens.access_token));
       }

@@ -45,6 +45,45 @@ const flag = (claims: Record<string, unknown>, source: string | boolean): boolea
   typeof source === 'boolean' ? source : at(claims, source) === true || at(claims, source) === 'true';
 
 /**
+ * An OpenID Connect provider's claims: its ID token's, and its userinfo answer's over them. A
+ * verification flag speaks of the address it came with: an email or phone number that userinfo sends
+ * and the ID token doesn't (or another one) counts as verified only if userinfo itself says so. Merged
+ * as they come, the ID token's `email_verified: true` for one address vouched for userinfo's other one,
+ * and the sign-in matched (and linked) the account holding that other address.
+ */
+export function idTokenWithUserinfo(
+  idToken: Record<string, unknown>,
+  userinfo: Record<string, unknown>,
+  mapping: ClaimMapping,
+): Record<string, unknown> {
+  const claims = { ...idToken, ...userinfo };
+  const pairs = [
+    [mapping.email, mapping.emailVerified],
+    [mapping.phone, mapping.phoneVerified],
+  ] as const;
+  for (const [address, verified] of pairs) {
+    if (typeof verified !== 'string') continue; // a constant: the provider vouches for every address
+    const named = text(at(userinfo, address))?.toLowerCase();
+    if (named === undefined || named === text(at(idToken, address))?.toLowerCase()) continue;
+    withClaim(claims, verified, at(userinfo, verified));
+  }
+  return claims;
+}
+
+/** Sets the claim at a dot path, copying the objects on the way (never touching a prototype). */
+function withClaim(claims: Record<string, unknown>, path: string, value: unknown): void {
+  const keys = path.split('.');
+  let target = claims;
+  for (const [index, key] of keys.entries()) {
+    const own = Object.hasOwn(target, key) ? target[key] : undefined;
+    const next =
+      index === keys.length - 1 ? value : own !== null && typeof own === 'object' ? { ...own } : {};
+    Object.defineProperty(target, key, { value: next, enumerable: true, writable: true, configurable: true });
+    target = next as Record<string, unknown>;
+  }
+}
+
+/**
  * Applies a provider's claim mapping. The subject is what identifies the person at the provider for
  * good (none, or one we can't store whole, is no identity: undefined); email and phone are normalised
  * as our users table keeps them (lowercase email, phone digits in E.164); a malformed one is left out,

@@ -172,6 +172,30 @@ describe('sign-in through a third-party OpenID Connect provider', () => {
     expect(await linkedMethods(account.sub)).toMatchObject([{ user_id: existing.id }]);
   });
 
+  it('an address only userinfo names is verified by userinfo alone, not by the ID token’s flag', async () => {
+    // The ID token vouches for the person's own address; userinfo names the victim's and says nothing.
+    const victim = await createTestUser(db());
+    const account = newUpstreamAccount(upstream, {
+      email_verified: true,
+      userinfo: { email: victim.email! },
+    });
+    const round = await throughUpstream({ account: account.sub });
+    const confirm = await round.browser.navigate(round.callbackUrl);
+    expect(pageText(confirm, 'link-explanation')).toContain(victim.email!);
+    expect(await linkedMethods(account.sub)).toEqual([]);
+
+    // The same address in both, vouched for by the ID token alone: linked as before.
+    const existing = await createTestUser(db());
+    const same = newUpstreamAccount(upstream, {
+      email: existing.email!,
+      email_verified: true,
+      userinfo: { email: existing.email!, given_name: 'Ada' },
+    });
+    const again = await throughUpstream({ account: same.sub });
+    const tokens = await tokensFrom(await again.browser.navigate(again.callbackUrl), again);
+    expect(tokens.claims()!.sub).toBe(existing.id);
+  });
+
   it('a verified phone number matches an account too', async () => {
     const phone = `+1555${crypto.randomInt(1_000_000, 9_999_999)}`;
     const existing = await createTestUser(db(), { phone, phoneVerified: true });
