@@ -126,25 +126,12 @@ export class RateLimits {
   }
 
   /**
-   * Throws RateLimitExceeded when the budget of `key` is already spent, without counting. With
-   * `count` afterwards, for requests that only count once their outcome is known: parallel requests
-   * all pass the check, so the budget can be overshot by the requests in flight.
+   * Gives back `points` a `consume` counted for `key`: for requests that count only once their
+   * outcome is known, consumed ahead (so parallel ones can't overshoot the budget: each holds its
+   * point while it runs) and given back when they turn out not to count.
    */
-  async check(rule: RateLimitRule, key: string): Promise<void> {
-    // Consuming nothing reads the counter through the same (batched) statement as a consume.
-    let counter: RateLimiterRes;
-    try {
-      counter = await this.#limiter(rule).consume(counterKey(key), 0);
-    } catch (rejection) {
-      if (rejection instanceof RateLimiterRes) throw exceeded(rule, rejection);
-      throw rejection;
-    }
-    if (counter.consumedPoints >= this.effective(rule).points) throw exceeded(rule, counter);
-  }
-
-  /** Counts `points` for `key` without refusing (the request was already answered). */
-  async count(rule: RateLimitRule, key: string, points = 1): Promise<void> {
-    await this.#limiter(rule).penalty(counterKey(key), points);
+  async giveBack(rule: RateLimitRule, key: string, points = 1): Promise<void> {
+    await this.#limiter(rule).reward(counterKey(key), points);
   }
 
   /** Forgets the counter of `key` (e.g. after a successful login). */

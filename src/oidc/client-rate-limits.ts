@@ -139,17 +139,22 @@ export function clientRateLimiting(deps: {
     const { ip, addressBlock } = requestInfo(ctx);
     // A token the engine issues to an unproven caller proves it was the client after all. Only a
     // public client can get one: a confidential client's request without its secret is refused by the
-    // engine, so it is not held to the client's budget either (the answer stays 401, not 429).
+    // engine, so it is not held to the client's budget either (the answer stays 401, not 429). Its
+    // point is taken ahead and given back unless a token is issued: checked ahead and counted after,
+    // parallel exchanges all passed the check and overshot the budget by the number in flight.
     const countIfIssued =
       !proven && client !== undefined && endpoint === 'token' && client.clientAuthMethod === 'none';
     try {
       if (proven) {
         await rateLimits.consume(clientRateLimits[endpoint], clientBudgetKey(endpoint, client, addressBlock));
-      } else {
-        await Promise.all([
+      } else if (countIfIssued) {
+        await consumeBoth(
           rateLimits.consume(unprovenRequestLimits[endpoint], unprovenKey(client, addressBlock)),
-          countIfIssued ? rateLimits.check(clientRateLimits.token, client.clientId) : undefined,
-        ]);
+          rateLimits.consume(clientRateLimits.token, client.clientId),
+          () => giveBackIssuePoint(client.clientId),
+        );
+      } else {
+        await rateLimits.consume(unprovenRequestLimits[endpoint], unprovenKey(client, addressBlock));
       }
     } catch (error) {
       if (!(error instanceof RateLimitExceeded)) throw error;
@@ -169,19 +174,43 @@ export function clientRateLimiting(deps: {
       answerTooManyRequests(ctx, endpoint, error, who);
       return;
     }
-    await next();
-    if (countIfIssued && ctx.status === 200) {
-      // Awaited before the answer leaves: a count still in flight let the client's next request pass
-      // its check on PostgreSQL (two batches on two connections are not ordered).
-      await rateLimits.count(clientRateLimits.token, client.clientId).catch((error: unknown) => {
-        warnings.warn(
-          'oauth_rate_limit_not_counted',
-          { path: ctx.path, error: String(error) },
-          'a token request could not be counted',
-        );
-      });
+    if (!countIfIssued) return next();
+    let issued = false;
+    try {
+      await next();
+      issued = ctx.status === 200;
+    } finally {
+      if (!issued) await giveBackIssuePoint(client.clientId);
     }
   }
+
+  /** A public client's point taken ahead of an exchange that issued nothing. */
+  async function giveBackIssuePoint(clientId: string): Promise<void> {
+    await rateLimits.giveBack(clientRateLimits.token, clientId).catch((error: unknown) => {
+      warnings.warn(
+        'oauth_rate_limit_not_given_back',
+        { clientId, error: String(error) },
+        'a point taken ahead of a token request could not be given back',
+      );
+    });
+  }
+}
+
+/**
+ * Both consumptions of a request, refused if either is: the second's point is given back (`giveBack`)
+ * when it was taken and the first refused, as the request is not made.
+ */
+async function consumeBoth(
+  first: Promise<void>,
+  second: Promise<void>,
+  giveBack: () => Promise<void>,
+): Promise<void> {
+  const [firstOutcome, secondOutcome] = await Promise.allSettled([first, second]);
+  if (firstOutcome.status === 'rejected') {
+    if (secondOutcome.status === 'fulfilled') await giveBack();
+    throw firstOutcome.reason;
+  }
+  if (secondOutcome.status === 'rejected') throw secondOutcome.reason;
 }
 
 function endpointOf(ctx: Context): Endpoint | undefined {
