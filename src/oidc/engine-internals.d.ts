@@ -30,6 +30,11 @@ declare module 'oidc-provider/lib/helpers/als.js' {
   export default requests;
 }
 
+/** The engine's PKCE check of a code's redemption: throws InvalidGrant when the verifier doesn't match. */
+declare module 'oidc-provider/lib/helpers/pkce.js' {
+  export default function checkPKCE(verifier: unknown, challenge: unknown, method: unknown): void;
+}
+
 /**
  * The engine's authorization_code grant, which src/oidc/registered-redirect-at-redemption.ts registers
  * again behind one more check (the handler takes the provider and the bound grant helpers first).

@@ -58,6 +58,29 @@ describe('a code sent to a redirect URI removed since', () => {
     expect(answer.body.access_token).toBeUndefined();
   });
 
+  it('presented again after its first redemption, revokes what that redemption issued, as before', async () => {
+    const { client, code, verifier } = await codeSentTo(removedUri);
+    const first = await redeem(client.clientId, code, verifier, removedUri);
+    expect(first.status).toBe(200);
+    const userinfo = () =>
+      fetch(service.url('/oauth/userinfo'), {
+        headers: { authorization: `Bearer ${first.body.access_token as string}` },
+      }).then((response) => response.status);
+    expect(await userinfo()).toBe(200);
+    await updateClient(service.service.db, client.clientId, { redirectUris: [callbackUri] }, new Date());
+
+    // A wrong verifier proves nothing: refused, and the first tokens stay.
+    expect((await redeem(client.clientId, code, `${verifier}x`, removedUri)).body.error).toBe(
+      'invalid_grant',
+    );
+    expect(await userinfo()).toBe(200);
+    // The code's holder presents it again: the engine's sign of a stolen code.
+    const again = await redeem(client.clientId, code, verifier, removedUri);
+    expect(again.status).toBe(400);
+    expect(again.body.error).toBe('invalid_grant');
+    expect(await userinfo()).toBe(401);
+  });
+
   it('a code of a URI still registered redeems as before, after another URI was removed', async () => {
     const { client, code, verifier } = await codeSentTo(callbackUri);
     await updateClient(service.service.db, client.clientId, { redirectUris: [callbackUri] }, new Date());
