@@ -7,8 +7,11 @@ import { isForSiblings, workerIndexVariable } from './cluster-messages.js';
  * HTTP_WORKERS > 1: this process only supervises. Workers start one after another, so the first
  * alone migrates the database and writes development secrets before the others read them; they all
  * accept on the same listening socket themselves (see `schedulingPolicy` below). A worker that dies while
- * serving is replaced; one that dies while starting stops the service (a bad database URL must not
- * become a crash loop). SIGTERM/SIGINT stop the workers (each drains its requests), then this process.
+ * serving is replaced. One that dies during the service's first start stops it (a bad database URL must
+ * not become a crash loop); a replacement that can't start (the database away at that moment) is tried
+ * again, 1 s later, then 2, 4... up to a minute apart, while the other workers go on serving: stopping
+ * the service there would take them down for the fault of one. SIGTERM/SIGINT stop the workers (each
+ * drains its requests), then this process.
  */
 export async function runClusterPrimary(config: MainConfig, logger: Logger): Promise<void> {
   // node:cluster's default on Linux (SCHED_RR) accepts every connection here and passes it on to a
@@ -45,9 +48,24 @@ export async function runClusterPrimary(config: MainConfig, logger: Logger): Pro
           return;
         }
         logger.error({ worker: index, code, signal }, 'worker died; starting a new one');
-        setTimeout(() => void start(index).catch((error: unknown) => fail(error)), 1_000).unref();
+        replace(index, 0);
       });
     });
+
+  const replace = (index: number, failedAttempts: number) => {
+    const delay = Math.min(60_000, 1_000 * 2 ** failedAttempts);
+    setTimeout(() => {
+      if (stopping) return;
+      start(index).catch((error: unknown) => {
+        logger.error(
+          { worker: index, err: error, attempts: failedAttempts + 1 },
+          'a replacement worker could not start; trying again',
+        );
+        replace(index, failedAttempts + 1);
+      });
+      // Not unref'd: with every worker gone, this timer is what keeps the supervisor to try again.
+    }, delay);
+  };
 
   const stop = async (signal: string, exitCode = 0) => {
     if (stopping) return;
