@@ -31,4 +31,11 @@ describe('email or phone as people type them', () => {
     // Lower-cased only once judged: the Kelvin sign would otherwise become an ASCII k.
     expect(parseIdentifier('\u212Aate@example.com')).toBeUndefined();
   });
+
+  it('refuses a number with an extension: its E.164 form is the switchboard, everyone behind it', () => {
+    for (const typed of ['+1 650 253 0000 ext. 89', '+16502530000;ext=89', '+1 (650) 253-0000 x89']) {
+      expect(parseIdentifier(typed), typed).toBeUndefined();
+    }
+    expect(parseIdentifier('+1 650 253 0000')).toEqual({ kind: 'phone', value: '+16502530000' });
+  });
 });

@@ -24,12 +24,17 @@ export const emailSchema = z
  * there. A number with `+` gets its E.164 form too when it is a valid number (`+7 8 916…`, with the
  * trunk prefix after the country code, is `+7916…`: one phone, one spelling, one account); one no
  * numbering plan knows is taken as written.
+ *
+ * A number with an extension (`+1 650 253 0000 ext. 89`, `;ext=89`, `x89`) is no phone of one person:
+ * its E.164 form is the switchboard's, shared by everyone behind it, and no SMS reaches the extension.
+ * It stays as written and fails the pattern: a provider vouching for it did not link the account
+ * holding the switchboard's number.
  */
 function internationalForm(value: string): string {
   const parsed = value.startsWith('+')
     ? parsePhoneNumberFromString(value)
     : parsePhoneNumberFromString(value, defaults.phoneDefaultCountry as CountryCode);
-  return parsed?.isValid() ? parsed.number : value;
+  return parsed?.isValid() && !parsed.ext ? parsed.number : value;
 }
 
 export const phoneSchema = z

@@ -210,6 +210,23 @@ describe('sign-in through a third-party OpenID Connect provider', () => {
     expect(tokens.claims()!.sub).toBe(existing.id);
   });
 
+  it('a verified number with an extension matches no account: the switchboard is not the person', async () => {
+    const switchboard = `+1650253${crypto.randomInt(1000, 9999)}`;
+    const existing = await createTestUser(db(), { phone: switchboard, phoneVerified: true });
+    const account = newUpstreamAccount(upstream, {
+      email: uniqueEmail('extension'),
+      email_verified: false,
+      phone_number: `${switchboard} ext. 89`,
+      phone_number_verified: true,
+    });
+    const round = await throughUpstream({ account: account.sub });
+    const tokens = await tokensFrom(await round.browser.navigate(round.callbackUrl), round);
+    expect(tokens.claims()!.sub).not.toBe(existing.id);
+    const [linked] = await linkedMethods(account.sub);
+    expect(linked.user_id).not.toBe(existing.id);
+    expect(await db()('users').where({ id: linked.user_id }).first('phone')).toEqual({ phone: null });
+  });
+
   it('an account with an authenticator app is not signed in to through a provider (its second factor would be skipped)', async () => {
     const existing = await createTestUser(db());
     await db()('user_auth_methods').insert({
