@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { systemClock, type Clock } from '../../clock.js';
 
-const discoverySchema = z.object({ token_endpoint: z.url() });
+const discoverySchema = z.object({ issuer: z.string(), token_endpoint: z.url() });
 const tokenResponseSchema = z.object({
   access_token: z.string().min(1),
   expires_in: z.number().positive(),
@@ -21,7 +21,9 @@ export interface ServiceTokenProviderOptions {
 
 /**
  * A client-credentials access token for a domain service, fetched from the token endpoint and reused
- * until shortly before it expires (service tokens live 5 minutes).
+ * until shortly before it expires (service tokens live 5 minutes). The token endpoint is the one the
+ * issuer's discovery document names, taken only when that document names the issuer it was fetched
+ * for (OpenID Connect Discovery 1.0 §4.3): the client's secret goes to no other server's endpoint.
  */
 export function serviceTokenProvider(options: ServiceTokenProviderOptions): () => Promise<string> {
   const doFetch = options.fetch ?? fetch;
@@ -31,11 +33,7 @@ export function serviceTokenProvider(options: ServiceTokenProviderOptions): () =
   let tokenEndpoint: string | undefined;
 
   const obtain = async (): Promise<string> => {
-    tokenEndpoint ??= discoverySchema.parse(
-      await (
-        await doFetch(new URL(`${options.issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`))
-      ).json(),
-    ).token_endpoint;
+    tokenEndpoint ??= await discoveredTokenEndpoint();
     const response = await doFetch(tokenEndpoint, {
       method: 'POST',
       headers: {
@@ -52,6 +50,20 @@ export function serviceTokenProvider(options: ServiceTokenProviderOptions): () =
     };
     return body.access_token;
   };
+
+  async function discoveredTokenEndpoint(): Promise<string> {
+    const issuer = options.issuer.replace(/\/+$/, '');
+    const address = `${issuer}/.well-known/openid-configuration`;
+    const response = await doFetch(new URL(address));
+    if (!response.ok) throw new Error(`discovery at ${address} answered ${response.status}`);
+    const discovery = discoverySchema.parse(await response.json());
+    if (discovery.issuer !== issuer && discovery.issuer !== options.issuer) {
+      throw new Error(
+        `discovery at ${address} names the issuer ${discovery.issuer}: not taking its token endpoint`,
+      );
+    }
+    return discovery.token_endpoint;
+  }
 
   return async () => {
     if (cached && clock.now().getTime() < cached.renewAt) return cached.token;
