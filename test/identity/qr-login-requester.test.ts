@@ -65,6 +65,8 @@ describe('POST /auth/qr/request', () => {
       browser: 'Chrome on Windows',
       ip: '203.0.113.77',
       requestedAt: expect.any(String),
+      // Shown by the identity API's own flow: it signs in to this service, no application.
+      application: null,
     });
     const requestedAt = new Date(described.body.requestedAt as string).getTime();
     expect(Math.abs(requestedAt - code.shownAt.getTime())).toBeLessThan(5000);

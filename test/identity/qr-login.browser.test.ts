@@ -82,7 +82,11 @@ describe('the qr step, with two browsers', () => {
 
     // The computer: an application's sign-in, where the login funnel is the QR code alone.
     await replaceFunnel(db, 'login', [{ stepId: 'qr', mandatory: true, order: 10 }], new Date());
-    const { client, clientSecret } = await createTestClient(db, { type: 'confidential', firstParty: true });
+    const { client, clientSecret } = await createTestClient(db, {
+      type: 'confidential',
+      firstParty: true,
+      name: 'Course Planner',
+    });
     const config = await discover(service.issuer, client.clientId, clientSecret);
     const request = await buildAuthorizationRequest(config);
     const computer = await browser.newContext({
@@ -107,6 +111,8 @@ describe('the qr step, with two browsers', () => {
     expect(await phonePage.getByTestId('qr-requester-browser').textContent()).toBe('Chrome on Windows');
     expect(await phonePage.getByTestId('qr-requester-ip').textContent()).toBe(computerDevice.ip);
     expect(await phonePage.getByTestId('qr-requester-time').textContent()).not.toBe('');
+    // What approving signs the computer in to: the application whose sign-in showed the code.
+    expect(await phonePage.getByTestId('qr-requester-application').textContent()).toBe('Course Planner');
     expect(await phonePage.getByTestId('qr-warning').isVisible()).toBe(true);
     await expectAccessible(phonePage, artifacts, 'qr-approve-ask');
     await phonePage.getByTestId('approve-qr').click();

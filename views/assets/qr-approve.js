@@ -32,6 +32,9 @@
     document.getElementById('requester-time').textContent = isNaN(when.getTime())
       ? unknown
       : when.toLocaleString(lang, { dateStyle: 'medium', timeStyle: 'short' });
+    // What the approval would sign them in to: an application (by name), or this service itself.
+    document.getElementById('requester-application').textContent =
+      requester.application || script.dataset.thisService;
   }
   var authorization;
   fetch(script.dataset.refresh, { method: 'POST', credentials: 'same-origin' })

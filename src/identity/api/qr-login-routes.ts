@@ -26,6 +26,10 @@ const qrRequester = z
     browser: z.string().describe('The requesting browser, e.g. "Chrome on Windows"; empty if unknown'),
     ip: z.string().describe('The IP address the code was requested from; empty if unknown'),
     requestedAt: z.iso.datetime().describe('When the code was shown'),
+    application: z
+      .string()
+      .nullable()
+      .describe('The application the sign-in is for (its name); null when it signs in to this service'),
   })
   .meta({ id: 'QrLoginRequester' });
 
@@ -108,6 +112,7 @@ export function qrLoginRoutes(deps: {
           browser: browserNameOf(requester.userAgent),
           ip: requester.ip,
           requestedAt: requester.requestedAt.toISOString(),
+          application: requester.application ?? null,
         };
       },
     );

@@ -13,13 +13,15 @@ const maxUserAgentLength = 512;
 
 /**
  * A new QR sign-in request: its token (256 random bits) goes into the code; only its hash is kept, with
- * the user agent and IP address of the device that shows the code (`requester`), for the approving
- * device to see who is asking.
+ * the user agent and IP address of the device that shows the code (`requester`) and the application
+ * whose authorization it signs in for (the client of `interactionUid`, the engine's interaction), for
+ * the approving device to see who is asking, and for what.
  */
 export async function createQrLoginRequest(
   db: Queryable,
   now: Date,
   requester: Pick<RequestInfo, 'ip' | 'userAgent'>,
+  interactionUid?: string,
 ): Promise<{ token: string; expiresAt: Date }> {
   const token = randomSecret(32);
   const expiresAt = new Date(now.getTime() + qrLoginLifetimeSeconds * 1000);
@@ -29,6 +31,12 @@ export async function createQrLoginRequest(
     created_at: now,
     requester_user_agent: requester.userAgent.slice(0, maxUserAgentLength) || null,
     requester_ip: requester.ip || null,
+    requester_client_id: interactionUid
+      ? db.raw(
+          `(select payload->'params'->>'client_id' from oidc_payloads where model = 'Interaction' and id = ?)`,
+          [interactionUid],
+        )
+      : null,
   });
   return { token, expiresAt };
 }
@@ -40,6 +48,8 @@ export interface QrLoginRequester {
   userAgent: string;
   ip: string;
   requestedAt: Date;
+  /** The application it signs in for (its name, or its id once deleted); undefined: this service. */
+  application: string | undefined;
 }
 
 /** Who asked for a QR sign-in and its state; undefined when there is no such request. */
@@ -48,15 +58,26 @@ export async function qrLoginRequester(
   token: string,
   now: Date,
 ): Promise<QrLoginRequester | undefined> {
-  const row = (await db('qr_login_requests')
-    .where({ token_hash: sha256(token) })
-    .first('status', 'expires_at', 'created_at', 'requester_user_agent', 'requester_ip')) as
+  const row = (await db('qr_login_requests as request')
+    .leftJoin('oauth_clients as client', 'client.client_id', 'request.requester_client_id')
+    .where({ 'request.token_hash': sha256(token) })
+    .first(
+      'request.status',
+      'request.expires_at',
+      'request.created_at',
+      'request.requester_user_agent',
+      'request.requester_ip',
+      'request.requester_client_id',
+      'client.name as client_name',
+    )) as
     | {
         status: QrLoginStatus;
         expires_at: Date;
         created_at: Date;
         requester_user_agent: string | null;
         requester_ip: string | null;
+        requester_client_id: string | null;
+        client_name: string | null;
       }
     | undefined;
   if (!row) return undefined;
@@ -65,6 +86,7 @@ export async function qrLoginRequester(
     userAgent: row.requester_user_agent ?? '',
     ip: row.requester_ip ?? '',
     requestedAt: new Date(row.created_at),
+    application: row.client_name ?? row.requester_client_id ?? undefined,
   };
 }
 

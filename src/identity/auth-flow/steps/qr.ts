@@ -30,7 +30,13 @@ export function createQrStep(deps: { issuer: string }): AuthFlowStep<Record<stri
     input: z.object({}).passthrough(),
     async prepare(context) {
       // The device asking (this request's browser and address), for the approving device to show.
-      const { token } = await createQrLoginRequest(context.db, context.clock.now(), context.request);
+      // And the application it signs in to, when an authorization's login page shows the code.
+      const { token } = await createQrLoginRequest(
+        context.db,
+        context.clock.now(),
+        context.request,
+        context.session.context.interactionUid,
+      );
       return { tempData: { qrToken: token } };
     },
     async run(context) {
