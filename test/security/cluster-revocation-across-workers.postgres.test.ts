@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServiceClient, createTestUser } from '../support/fixtures.js';
 import type { PinnedWorker } from '../faults/support/pinned-worker.js';
-import { startTwoPinnedWorkers } from '../faults/support/pinned-worker.js';
+import { signInOn, startTwoPinnedWorkers } from '../faults/support/pinned-worker.js';
 
 // npm start with HTTP_WORKERS=2: what the owner does on one worker (log out, sign out everywhere) holds
 // at once on the other, where a thief holding a copy of the token or cookie calls.
@@ -15,44 +15,10 @@ beforeAll(async () => {
 }, 90_000);
 afterAll(() => cluster?.close());
 
-const jsonHeaders = { 'content-type': 'application/json' };
-
-async function signIn(on: PinnedWorker, user: { email?: string | null; password: string }) {
-  const step = async (path: string, body: unknown) => {
-    const answer = await on.request('POST', `/api/v2/identity${path}`, jsonHeaders, JSON.stringify(body));
-    expect(answer.status, answer.body).toBe(200);
-    return answer;
-  };
-  const started = JSON.parse((await step('/auth/flow/start', { flow: 'login' })).body) as {
-    sessionId: string;
-  };
-  const identified = JSON.parse(
-    (
-      await step('/auth/flow/step', {
-        sessionId: started.sessionId,
-        step: 'phone-email',
-        input: { identifier: user.email },
-      })
-    ).body,
-  ) as { sessionId: string };
-  const done = await step('/auth/flow/step', {
-    sessionId: identified.sessionId,
-    step: 'password',
-    input: { password: user.password },
-  });
-  const cookies = ([] as string[]).concat(done.headers['set-cookie'] ?? []);
-  const refresh = cookies.find((cookie) => cookie.startsWith('service_id_refresh_token='))!;
-  expect(refresh).toBeDefined();
-  return {
-    accessToken: (JSON.parse(done.body) as { accessToken: string }).accessToken,
-    refreshCookie: refresh.split(';')[0]!,
-  };
-}
-
 describe('a cluster: the owner acts on one worker, the thief calls the other', () => {
   it('a logout on A refuses the copied token and cookie on B at once', async () => {
     const user = await createTestUser(cluster.database.db);
-    const login = await signIn(a, user);
+    const login = await signInOn(a, user);
     const bearer = { authorization: `Bearer ${login.accessToken}` };
     // B knows the session (and caches it as live).
     expect((await b.request('GET', '/api/v2/identity/auth/me', bearer)).status).toBe(200);
@@ -67,8 +33,8 @@ describe('a cluster: the owner acts on one worker, the thief calls the other', (
 
   it('sign out everywhere on A refuses the thief’s session on B at once', async () => {
     const user = await createTestUser(cluster.database.db);
-    const owner = await signIn(a, user);
-    const thief = await signIn(b, user);
+    const owner = await signInOn(a, user);
+    const thief = await signInOn(b, user);
     const thiefBearer = { authorization: `Bearer ${thief.accessToken}` };
     expect((await b.request('GET', '/api/v2/identity/auth/me', thiefBearer)).status).toBe(200);
     const revoked = await a.request('POST', '/api/v2/identity/security/sessions/revoke-all', {
@@ -83,9 +49,9 @@ describe('a cluster: the owner acts on one worker, the thief calls the other', (
 
   it('an administrator’s disable on A refuses the user’s token and cookie on B at once', async () => {
     const admin = await createTestUser(cluster.database.db, { roles: ['super_admin'] });
-    const adminLogin = await signIn(a, admin);
+    const adminLogin = await signInOn(a, admin);
     const user = await createTestUser(cluster.database.db);
-    const login = await signIn(b, user);
+    const login = await signInOn(b, user);
     const bearer = { authorization: `Bearer ${login.accessToken}` };
     expect((await b.request('GET', '/api/v2/identity/auth/me', bearer)).status).toBe(200);
     const disabled = await a.request('POST', `/api/v2/admin/users/${user.id}/disable`, {
@@ -100,7 +66,7 @@ describe('a cluster: the owner acts on one worker, the thief calls the other', (
 
   it('a secret rotated on A is refused on B at once; a client deleted on A gets no token on B', async () => {
     const admin = await createTestUser(cluster.database.db, { roles: ['super_admin'] });
-    const adminBearer = { authorization: `Bearer ${(await signIn(a, admin)).accessToken}` };
+    const adminBearer = { authorization: `Bearer ${(await signInOn(a, admin)).accessToken}` };
     const { client, clientSecret } = await createServiceClient(cluster.database.db, [
       'service:crm.aggregates.read',
     ]);

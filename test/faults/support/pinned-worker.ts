@@ -108,3 +108,47 @@ export async function startTwoPinnedWorkers(logLevel: 'info' | 'warn') {
     },
   };
 }
+
+/**
+ * A password sign-in through the identity API on that worker (no device cookie: a new device each
+ * time): its access token and its refresh cookie (`name=value`).
+ */
+export async function signInOn(
+  worker: PinnedWorker,
+  user: { email?: string | null; password: string },
+): Promise<{ accessToken: string; refreshCookie: string }> {
+  const step = async (path: string, body: unknown) => {
+    const answer = await worker.request(
+      'POST',
+      `/api/v2/identity${path}`,
+      { 'content-type': 'application/json' },
+      JSON.stringify(body),
+    );
+    if (answer.status !== 200) throw new Error(`${path} answered ${answer.status}: ${answer.body}`);
+    return answer;
+  };
+  const started = JSON.parse((await step('/auth/flow/start', { flow: 'login' })).body) as {
+    sessionId: string;
+  };
+  const identified = JSON.parse(
+    (
+      await step('/auth/flow/step', {
+        sessionId: started.sessionId,
+        step: 'phone-email',
+        input: { identifier: user.email },
+      })
+    ).body,
+  ) as { sessionId: string };
+  const done = await step('/auth/flow/step', {
+    sessionId: identified.sessionId,
+    step: 'password',
+    input: { password: user.password },
+  });
+  const cookies = ([] as string[]).concat(done.headers['set-cookie'] ?? []);
+  const refresh = cookies.find((cookie) => cookie.startsWith('service_id_refresh_token='));
+  if (!refresh) throw new Error('the sign-in set no refresh cookie');
+  return {
+    accessToken: (JSON.parse(done.body) as { accessToken: string }).accessToken,
+    refreshCookie: refresh.split(';')[0]!,
+  };
+}
