@@ -15,36 +15,43 @@ beforeAll(async () => {
 }, 90_000);
 afterAll(() => cluster?.close());
 
+type Login = Awaited<ReturnType<typeof signInOn>>;
+
+/** What B answers a login's access token (GET /auth/me). */
+const meOnB = async (login: Login) =>
+  (await b.request('GET', '/api/v2/identity/auth/me', { authorization: `Bearer ${login.accessToken}` }))
+    .status;
+
+/** What B answers a login's access token (GET /auth/me) and its refresh cookie (POST /auth/refresh). */
+async function answersOnB(login: Login): Promise<{ me: number; refresh: number }> {
+  const me = await meOnB(login);
+  const refresh = (await b.request('POST', '/api/v2/identity/auth/refresh', { cookie: login.refreshCookie }))
+    .status;
+  return { me, refresh };
+}
+
 describe('a cluster: the owner acts on one worker, the thief calls the other', () => {
   it('a logout on A refuses the copied token and cookie on B at once', async () => {
     const user = await createTestUser(cluster.database.db);
     const login = await signInOn(a, user);
-    const bearer = { authorization: `Bearer ${login.accessToken}` };
     // B knows the session (and caches it as live).
-    expect((await b.request('GET', '/api/v2/identity/auth/me', bearer)).status).toBe(200);
+    expect(await meOnB(login)).toBe(200);
     expect(
       (await a.request('POST', '/api/v2/identity/auth/logout', { cookie: login.refreshCookie })).status,
     ).toBe(200);
-    expect((await b.request('GET', '/api/v2/identity/auth/me', bearer)).status).toBe(401);
-    expect(
-      (await b.request('POST', '/api/v2/identity/auth/refresh', { cookie: login.refreshCookie })).status,
-    ).toBe(401);
+    expect(await answersOnB(login)).toEqual({ me: 401, refresh: 401 });
   }, 30_000);
 
   it('sign out everywhere on A refuses the thief’s session on B at once', async () => {
     const user = await createTestUser(cluster.database.db);
     const owner = await signInOn(a, user);
     const thief = await signInOn(b, user);
-    const thiefBearer = { authorization: `Bearer ${thief.accessToken}` };
-    expect((await b.request('GET', '/api/v2/identity/auth/me', thiefBearer)).status).toBe(200);
+    expect(await meOnB(thief)).toBe(200);
     const revoked = await a.request('POST', '/api/v2/identity/security/sessions/revoke-all', {
       authorization: `Bearer ${owner.accessToken}`,
     });
     expect(revoked.status, revoked.body).toBe(200);
-    expect((await b.request('GET', '/api/v2/identity/auth/me', thiefBearer)).status).toBe(401);
-    expect(
-      (await b.request('POST', '/api/v2/identity/auth/refresh', { cookie: thief.refreshCookie })).status,
-    ).toBe(401);
+    expect(await answersOnB(thief)).toEqual({ me: 401, refresh: 401 });
   }, 30_000);
 
   it('an administrator’s disable on A refuses the user’s token and cookie on B at once', async () => {
@@ -52,16 +59,12 @@ describe('a cluster: the owner acts on one worker, the thief calls the other', (
     const adminLogin = await signInOn(a, admin);
     const user = await createTestUser(cluster.database.db);
     const login = await signInOn(b, user);
-    const bearer = { authorization: `Bearer ${login.accessToken}` };
-    expect((await b.request('GET', '/api/v2/identity/auth/me', bearer)).status).toBe(200);
+    expect(await meOnB(login)).toBe(200);
     const disabled = await a.request('POST', `/api/v2/admin/users/${user.id}/disable`, {
       authorization: `Bearer ${adminLogin.accessToken}`,
     });
     expect(disabled.status, disabled.body).toBe(200);
-    expect((await b.request('GET', '/api/v2/identity/auth/me', bearer)).status).toBe(401);
-    expect(
-      (await b.request('POST', '/api/v2/identity/auth/refresh', { cookie: login.refreshCookie })).status,
-    ).toBe(401);
+    expect(await answersOnB(login)).toEqual({ me: 401, refresh: 401 });
   }, 30_000);
 
   it('a secret rotated on A is refused on B at once; a client deleted on A gets no token on B', async () => {
