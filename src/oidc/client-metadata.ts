@@ -6,6 +6,8 @@ import { acceptsSsoCodes, ssoCodeGrantType } from './sso/sso-clients.js';
 export const allowedScopesMetadata = 'allowed_scopes';
 /** Name of our extra client metadata saying an administrator marked the client first-party. */
 export const firstPartyMetadata = 'first_party';
+/** Name of our extra client metadata: when the client was last disabled, epoch seconds (disableClient). */
+export const tokensNotBeforeMetadata = 'tokens_not_before';
 
 /**
  * The engine's view of one of our clients. Public clients authenticate with `none` (PKCE); confidential
@@ -32,6 +34,7 @@ export function clientMetadata(client: OAuthClient): Record<string, unknown> {
     application_type: applicationTypeOf(client.redirectUris),
     [allowedScopesMetadata]: client.allowedScopes,
     [firstPartyMetadata]: client.firstParty,
+    ...(client.tokensNotBefore ? { [tokensNotBeforeMetadata]: client.tokensNotBefore.getTime() / 1000 } : {}),
   };
 }
 
@@ -44,4 +47,10 @@ export function allowedScopesOf(client: { [key: string]: unknown }): string[] {
 /** Whether the engine's client object is of a client an administrator marked first-party. */
 export function isFirstParty(client: { [key: string]: unknown }): boolean {
   return (client[firstPartyMetadata] ?? client.firstParty) === true;
+}
+
+/** When the engine's client object was last disabled, epoch seconds; undefined if never. */
+export function tokensNotBeforeOf(client: { [key: string]: unknown }): number | undefined {
+  const value = client[tokensNotBeforeMetadata];
+  return typeof value === 'number' ? value : undefined;
 }

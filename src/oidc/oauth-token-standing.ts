@@ -1,13 +1,14 @@
 import { errors, type Provider } from 'oidc-provider';
 import type { OAuthTokenStanding } from '../tokens/principal.js';
 import type { ActiveUserCache } from './active-user-cache.js';
-import { allowedScopesOf, isFirstParty } from './client-metadata.js';
+import { allowedScopesOf, isFirstParty, tokensNotBeforeOf } from './client-metadata.js';
+import { issuedBeforeDisable } from './models/oauth-client.js';
 import type { RevokedGrants } from './revoked-grants.js';
 
 /**
  * What the service knows now about an OAuth access token beyond its signature, all from memory: its
  * grant revoked (src/oidc/revoked-grants.ts), its client disabled or deleted (the per-node client
- * cache, src/oidc/client-cache.ts), its user disabled (src/oidc/active-user-cache.ts), its client
+ * cache, src/oidc/client-cache.ts) or disabled since it was issued, its user disabled (src/oidc/active-user-cache.ts), its client
  * first-party, the scopes its client is allowed now. A change made anywhere is seen by every node within seconds.
  */
 export function oauthTokenStanding(
@@ -16,7 +17,7 @@ export function oauthTokenStanding(
   activeUsers: ActiveUserCache,
 ): OAuthTokenStanding {
   return {
-    async check({ clientId, grantId, userId }) {
+    async check({ clientId, grantId, userId, issuedAt }) {
       if (grantId !== undefined && revokedGrants.isRevoked(grantId)) return undefined;
       let client;
       try {
@@ -27,6 +28,8 @@ export function oauthTokenStanding(
         throw error;
       }
       if (!client) return undefined;
+      // Disabled since, then enabled again: what it held before stays taken (disableClient).
+      if (issuedBeforeDisable(issuedAt, tokensNotBeforeOf(client as never))) return undefined;
       // A disabled user's tokens act nowhere: not at introspection, and not as an administrator.
       if (userId !== undefined && !(await activeUsers.isActive(userId))) return undefined;
       return {

@@ -18,7 +18,12 @@ import type { SigningKey } from '../keys/signing-keys.js';
 import type { Logger } from '../logger.js';
 import { claimsForScopes, loadAccount, type Account } from './account-claims.js';
 import { installClientCache } from './client-cache.js';
-import { allowedScopesMetadata, allowedScopesOf, firstPartyMetadata } from './client-metadata.js';
+import {
+  allowedScopesMetadata,
+  allowedScopesOf,
+  firstPartyMetadata,
+  tokensNotBeforeMetadata,
+} from './client-metadata.js';
 import { installClientSecretHashing } from './client-secret.js';
 import { authPagePath } from './auth-page-path.js';
 import { installIdTokenHintTypeCheck } from './id-token-hint-type.js';
@@ -124,7 +129,7 @@ export function createOidcProvider(dependencies: OidcProviderDependencies): {
     pkce: { required: () => true },
     allowOmittingSingleRegisteredRedirectUri: false,
     extraClientMetadata: {
-      properties: [allowedScopesMetadata, firstPartyMetadata],
+      properties: [allowedScopesMetadata, firstPartyMetadata, tokensNotBeforeMetadata],
       validator(_ctx, key, value) {
         if (
           key === allowedScopesMetadata &&
@@ -134,6 +139,9 @@ export function createOidcProvider(dependencies: OidcProviderDependencies): {
         }
         if (key === firstPartyMetadata && typeof value !== 'boolean') {
           throw new TypeError('first_party must be a boolean');
+        }
+        if (key === tokensNotBeforeMetadata && value !== undefined && typeof value !== 'number') {
+          throw new TypeError('tokens_not_before must be a number');
         }
       },
     },

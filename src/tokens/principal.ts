@@ -31,8 +31,16 @@ export type Principal =
       /** The authorization an OAuth token was issued from (its refresh-token family). */
       grantId: string | undefined;
       scopes: Set<string>;
+      /** When the token was issued (`iat`, epoch seconds). */
+      issuedAt: number | undefined;
     }
-  | { kind: 'service'; token: 'oauth-service'; clientId: string; scopes: Set<string> };
+  | {
+      kind: 'service';
+      token: 'oauth-service';
+      clientId: string;
+      scopes: Set<string>;
+      issuedAt: number | undefined;
+    };
 
 /** What the service knows now about an OAuth access token's client, grant and user (src/oidc answers it). */
 export interface OAuthTokenStanding {
@@ -44,6 +52,8 @@ export interface OAuthTokenStanding {
     clientId: string;
     grantId: string | undefined;
     userId: string | undefined;
+    /** The token's `iat`, epoch seconds: a token issued before its client was last disabled is refused. */
+    issuedAt: number | undefined;
   }): Promise<{ firstParty: boolean; allowedScopes: readonly string[] } | undefined>;
 }
 
@@ -103,6 +113,7 @@ export async function confirmStanding(
     clientId: principal.clientId,
     grantId: principal.kind === 'user' ? principal.grantId : undefined,
     userId: principal.kind === 'user' ? principal.userId : undefined,
+    issuedAt: principal.issuedAt,
   });
   if (!standing) {
     throw new InvalidAccessTokenError('this token was revoked, or its client or user disabled');
@@ -146,6 +157,7 @@ export async function verifySignedToken(
       clientId: undefined,
       grantId: undefined,
       scopes: new Set(),
+      issuedAt: claims.iat,
     };
   }
   if (typeof typ === 'string' && typ.toLowerCase() === 'at+jwt') {
@@ -158,6 +170,7 @@ export async function verifySignedToken(
         token: 'oauth-service',
         clientId: claims.client_id,
         scopes: tokenScopes(claims),
+        issuedAt: claims.iat,
       };
     }
     if (!accept.includes('oauth-user'))
@@ -176,6 +189,7 @@ export async function verifySignedToken(
       clientId: claims.client_id,
       grantId: claims.grant_id,
       scopes: tokenScopes(claims),
+      issuedAt: claims.iat,
     };
   }
   throw new InvalidAccessTokenError('unsupported token type');

@@ -186,6 +186,39 @@ describe('admin API: OAuth clients', () => {
     );
   });
 
+  it('enabling a disabled client does not bring back the tokens it held before', async () => {
+    const reporting = await serviceClient();
+    const serviceToken = await reporting.tokenWith(reporting.secret);
+    const { db } = service.service;
+    const user = await createTestUser(db);
+    const { client: app } = await createTestClient(db, { name: 'Leaked app' });
+    const appConfig = await discover(service.issuer, app.clientId);
+    const { tokens: userTokens } = await completeAuthorization(appConfig, new HttpBrowser(service.issuer), {
+      identifier: user.email!,
+      password: user.password,
+    });
+
+    for (const clientId of [reporting.clientId, app.clientId]) {
+      expect((await call('POST', `/oauth-clients/${clientId}/disable`)).status).toBe(200);
+      expect((await call('POST', `/oauth-clients/${clientId}/enable`)).status).toBe(200);
+    }
+
+    expect(await introspect(serviceToken.access_token)).toEqual({ active: false });
+    expect(await introspect(userTokens.access_token)).toEqual({ active: false });
+    const userinfo = await fetch(service.url('/oauth/userinfo'), {
+      headers: { authorization: `Bearer ${userTokens.access_token}` },
+    });
+    expect(userinfo.status).toBe(401);
+    const refresh = await oidc.refreshTokenGrant(appConfig, userTokens.refresh_token!).then(
+      () => undefined,
+      (error: unknown) => error as { error?: string },
+    );
+    expect(refresh?.error).toBe('invalid_grant');
+    // What it is given after being enabled works.
+    const fresh = await reporting.tokenWith(reporting.secret);
+    expect(await introspect(fresh.access_token)).toMatchObject({ active: true });
+  });
+
   it('rotates a secret: shown once, the old one fails at once, the new one works', async () => {
     const reporting = await serviceClient();
     await reporting.tokenWith(reporting.secret);

@@ -114,6 +114,7 @@ export function introspectionEndpoint(deps: {
       clientId: claims.client_id,
       grantId: claims.grant_id,
       userId: claims.serviceClient ? undefined : claims.sub,
+      issuedAt: claims.iat,
     });
     if (!standing) return inactive;
     return {

@@ -64,6 +64,7 @@ export function userinfoRoutes(deps: {
       clientId: claims.client_id,
       grantId: claims.grant_id,
       userId: claims.sub,
+      issuedAt: claims.iat,
     });
     if (!standing) throw invalid('the access token was revoked, or its client or user disabled');
     const account = await loadAccount(db, claims.sub);

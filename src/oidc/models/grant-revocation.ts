@@ -35,3 +35,24 @@ export async function revokeGrants(db: Queryable, grantIds: string[], now: Date)
   }
   await recordRevokedGrants(db, unique, now);
 }
+
+/**
+ * Revokes every grant a client holds, of every user (revokeGrants): the client was disabled. Its
+ * grants are those of its live refresh tokens and the engine's Grant records (codes not yet redeemed,
+ * authorizations without offline access).
+ */
+export async function revokeGrantsOfClient(db: Queryable, clientId: string, now: Date): Promise<void> {
+  const families: { token_family_id: string }[] = await db('oauth_refresh_tokens')
+    .where({ client_id: clientId })
+    .whereNull('revoked_at')
+    .distinct('token_family_id');
+  const grants: { id: string }[] = await db('oidc_payloads')
+    .where({ model: 'Grant' })
+    .whereRaw(`payload->>'clientId' = ?`, [clientId])
+    .select('id');
+  await revokeGrants(
+    db,
+    [...families.map((row) => row.token_family_id), ...grants.map((row) => row.id)],
+    now,
+  );
+}

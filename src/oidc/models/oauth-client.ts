@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { constantTimeEqual, randomSecret, sha256 } from '../../crypto/digest.js';
 import type { Queryable } from '../../db/database.js';
 import { ApiError } from '../../http/api-error.js';
+import { revokeGrantsOfClient } from './grant-revocation.js';
 import { applicationTypeOf, redirectUriSchema, redirectUriUnfitFor } from '../redirect-uri.js';
 import { isOidcScope, isServiceScope, oidcScopes, serviceScopePattern, servicePrefix } from '../scopes.js';
 
@@ -25,6 +26,8 @@ export interface OAuthClient {
   ownerId: string | null;
   createdAt: Date;
   updatedAt: Date;
+  /** When the client was last disabled: access tokens issued until then are refused (enableClient). */
+  tokensNotBefore: Date | null;
   /** SHA-256 of the secret (confidential clients); never the secret. */
   clientSecretHash: string | null;
 }
@@ -121,6 +124,7 @@ interface OAuthClientRow {
   owner_id: string | null;
   created_at: Date;
   updated_at: Date;
+  tokens_not_before: Date | null;
 }
 
 function fromRow(row: OAuthClientRow): OAuthClient {
@@ -138,6 +142,7 @@ function fromRow(row: OAuthClientRow): OAuthClient {
     ownerId: row.owner_id,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    tokensNotBefore: row.tokens_not_before,
     clientSecretHash: row.client_secret_hash,
   };
 }
@@ -227,10 +232,18 @@ export function onClientChange(listener: (clientId: string) => void): () => void
 }
 
 /** Disables a client: it can no longer authorize, get tokens or refresh; returns false if unknown. */
+/**
+ * Disables a client and takes back everything it was given: the grants of its users (their refresh
+ * tokens, unused codes and access tokens: revokeGrantsOfClient) and, through tokens_not_before, every
+ * access token issued to it until now, its client-credentials tokens too. A client is often disabled
+ * because its secret or tokens leaked: enabling it again, say after a new secret, must not bring back
+ * what was taken. Run it in the caller's transaction.
+ */
 export async function disableClient(db: Queryable, clientId: string, now: Date): Promise<boolean> {
   const changed = await db('oauth_clients')
     .where({ client_id: clientId })
-    .update({ is_active: false, updated_at: now });
+    .update({ is_active: false, tokens_not_before: now, updated_at: now });
+  if (changed > 0) await revokeGrantsOfClient(db, clientId, now);
   announceClientChange(clientId);
   return changed > 0;
 }
@@ -407,12 +420,41 @@ export async function findClientForUpdate(db: Queryable, clientId: string): Prom
 }
 
 /** Enables a disabled client again; returns false if unknown. */
+/**
+ * Enables a disabled client. Its tokens issued before it was disabled stay refused: an access token's
+ * `iat` has whole seconds, so enabling waits, if need be, until the second after the disable began has
+ * passed; a token issued from then on can't be mistaken for one issued before (issuedBeforeDisable).
+ */
 export async function enableClient(db: Queryable, clientId: string, now: Date): Promise<boolean> {
+  const current: Pick<OAuthClientRow, 'tokens_not_before'> | undefined = await db('oauth_clients')
+    .where({ client_id: clientId })
+    .first('tokens_not_before');
+  if (!current) return false;
+  if (current.tokens_not_before) await untilSecondAfter(current.tokens_not_before);
   const changed = await db('oauth_clients')
     .where({ client_id: clientId })
     .update({ is_active: true, updated_at: now });
   announceClientChange(clientId);
   return changed > 0;
+}
+
+/** Resolves once the wall clock is in a later whole second than `moment`. */
+async function untilSecondAfter(moment: Date): Promise<void> {
+  const wait = (Math.floor(moment.getTime() / 1000) + 1) * 1000 - Date.now();
+  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+}
+
+/**
+ * Whether an access token (its `iat`, epoch seconds) was issued before its client was last disabled.
+ * A token issued in the same second as the disable counts as issued before it (enableClient waits
+ * that second out).
+ */
+export function issuedBeforeDisable(
+  issuedAt: number | undefined,
+  tokensNotBefore: number | undefined,
+): boolean {
+  if (tokensNotBefore === undefined) return false;
+  return issuedAt === undefined || issuedAt <= Math.floor(tokensNotBefore);
 }
 
 /**
