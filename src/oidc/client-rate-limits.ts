@@ -1,3 +1,4 @@
+import querystring, { type ParsedUrlQuery } from 'node:querystring';
 import type { Context, Middleware, Next } from 'koa';
 import type { Client, Provider } from 'oidc-provider';
 import type { Clock } from '../clock.js';
@@ -226,12 +227,12 @@ async function credentialsOf(ctx: Context, endpoint: Endpoint): Promise<Credenti
   if (endpoint === 'authorize') return { clientId: singleValue(ctx.query.client_id) };
   const form = await formBody(ctx);
   if (!form) return {};
-  const clientId = singleValue(form.getAll('client_id'));
+  const clientId = singleValue(form.client_id);
   // Introspection authenticates with Basic only; the engine's token and revocation take the body too.
-  const secret = endpoint === 'introspect' ? undefined : singleValue(form.getAll('client_secret'));
+  const secret = endpoint === 'introspect' ? undefined : singleValue(form.client_secret);
   const refreshToken =
-    endpoint === 'token' && singleValue(form.getAll('grant_type')) === 'refresh_token'
-      ? singleValue(form.getAll('refresh_token'))
+    endpoint === 'token' && singleValue(form.grant_type) === 'refresh_token'
+      ? singleValue(form.refresh_token)
       : undefined;
   return { clientId, secret, refreshToken };
 }
@@ -272,15 +273,19 @@ function singleValue(value: string | string[] | undefined): string | undefined {
 
 /**
  * The urlencoded body, read and put back into the request stream so the engine parses the body exactly
- * as it would have (no "already parsed body" fallback). Undefined for another type or a body above
- * the engine's limit (it refuses those itself).
+ * as it would have (no "already parsed body" fallback), and parsed here as the engine parses it
+ * (lib/shared/selective_body.js): as UTF-8 by node's querystring, which keeps the first 1,000
+ * parameters. Parsed another way (URLSearchParams keeps them all), a client_id given again past the
+ * 1,000th parameter made the request name no client here and one to the engine, which then issued
+ * the client a token that no client's budget counted. Undefined for another type or a body above the
+ * engine's limit (it refuses those itself).
  */
-async function formBody(ctx: Context): Promise<URLSearchParams | undefined> {
+async function formBody(ctx: Context): Promise<ParsedUrlQuery | undefined> {
   if (!ctx.is('application/x-www-form-urlencoded')) return undefined;
   const declared = ctx.request.length;
   if (declared !== undefined && (declared === 0 || declared > bodyLimit)) return undefined;
   const body = await peekRequestBody(ctx.req, bodyLimit);
-  return body ? new URLSearchParams(body.toString('utf8')) : undefined;
+  return body ? querystring.parse(body.toString('utf8')) : undefined;
 }
 
 /** A client_id longer than the spec allows or outside RFC 6749's characters names no client. */

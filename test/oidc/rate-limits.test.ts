@@ -84,7 +84,11 @@ async function serviceClient() {
   const { client, clientSecret } = await createServiceClient(nodeA.service.db, [
     'service:crm.aggregates.read',
   ]);
-  return { clientId: client.clientId, authorization: basic(client.clientId, clientSecret!) };
+  return {
+    clientId: client.clientId,
+    secret: clientSecret!,
+    authorization: basic(client.clientId, clientSecret!),
+  };
 }
 
 describe('rate limits per client_id on the OAuth endpoints', () => {
@@ -387,6 +391,22 @@ describe("a client's budget is spent only by requests that prove they are the cl
     }
     expect(count(statuses, 401)).toBe(20);
     expect(statuses[20]).toBe(429);
+  });
+
+  it('token: a body is read as the engine reads it: a client_id past the 1,000th parameter is not seen', async () => {
+    const { clientId, secret, authorization } = await serviceClient();
+    for (let index = 0; index < 20; index++) {
+      const response = await post(nodeA, '/oauth/token', { grant_type: 'client_credentials' }, authorization);
+      expect(response.status).toBe(200);
+    }
+    // The engine's parser keeps the first 1,000 parameters: to it, the client_id is given once.
+    const padding = Array.from({ length: 997 }, (_, index) => `p${index}=`).join('&');
+    const response = await fetch(nodeA.url('/oauth/token'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': uniqueIp() },
+      body: `grant_type=client_credentials&client_id=${clientId}&client_secret=${secret}&${padding}&client_id=${clientId}`,
+    });
+    expect(response.status).toBe(429);
   });
 
   it('token: client_ids no client has count against the sender’s address, not one budget each', async () => {
