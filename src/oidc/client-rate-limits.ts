@@ -222,7 +222,11 @@ function endpointOf(ctx: Context): Endpoint | undefined {
   return undefined;
 }
 
-/** Without HTTP Basic (the engine reads it first): the query (authorize) or the form body. */
+/**
+ * Without HTTP Basic: the query (authorize) or the form body. With it, the header alone names the
+ * client: the engine refuses a request that also has a client_secret in its body (one mechanism only,
+ * lib/shared/client_auth.js), and a client_id there that differs from the header's.
+ */
 async function credentialsOf(ctx: Context, endpoint: Endpoint): Promise<Credentials> {
   if (endpoint === 'authorize') return { clientId: singleValue(ctx.query.client_id) };
   const form = await formBody(ctx);
