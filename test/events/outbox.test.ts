@@ -112,6 +112,43 @@ describe('the outbox', () => {
     expect(await pendingIds()).toEqual([]);
   });
 
+  it('an event the broker keeps refusing holds back its own key only, not the relay', async () => {
+    const bus = new RecordingBus();
+    // One retry waits 1.5 s; two events make a batch, as many as the refused key has pending.
+    const relay = relayOn(bus, database.db, { pollIntervalMs: 50, retryDelayMs: 1500, batchSize: 2 });
+    await relay.drain();
+    const outbox = outboxOn(database.db, () => relay.wake());
+    const flagKey = `refused.flag_${process.pid}`;
+    const refused = await outbox.transaction(async (trx, emit) => {
+      await trx('platform_feature_flags').insert({ key: flagKey, version: 1 });
+      return (
+        await emit('platform.feature_flag.changed', { flagKey, action: 'created', version: 1 }, flagKey)
+      ).messageId;
+    });
+    const after = await outbox.transaction(async (trx, emit) => {
+      await trx('platform_feature_flags').where({ key: flagKey }).update({ enabled: true, version: 2 });
+      return (
+        await emit('platform.feature_flag.changed', { flagKey, action: 'updated', version: 2 }, flagKey)
+      ).messageId;
+    });
+    bus.refusedMessageIds.add(refused);
+    relay.start();
+    await eventually(() => expect(bus.attempts).toBe(1));
+
+    // Another key's event, committed while the refused one waits for its retry, goes out at once.
+    const committed = Date.now();
+    const other = await changeWithEvent(outbox);
+    await eventually(() => expect(bus.messageIds).toEqual([other]));
+    expect(Date.now() - committed).toBeLessThan(1000);
+    expect(bus.attempts).toBe(2);
+
+    // Taken by the broker at its retry, then the event of its key that waited behind it.
+    bus.refusedMessageIds.clear();
+    await eventually(() => expect(bus.messageIds).toEqual([other, refused, after]), 5000);
+    await relay.stop();
+    expect(await pendingIds()).toEqual([]);
+  });
+
   it('keeps events pending while the broker is down and publishes them in order when it is back', async () => {
     const bus = new RecordingBus();
     const relay = relayOn(bus, database.db, { pollIntervalMs: 50 });

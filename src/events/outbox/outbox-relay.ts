@@ -18,7 +18,10 @@ export interface OutboxRelayOptions {
   batchSize?: number;
   /** Fallback when no wake-up arrives (a NOTIFY lost with its connection, a write from another tool). */
   pollIntervalMs?: number;
-  /** After a failed publish the relay waits this long, doubling up to `maxRetryDelayMs`. */
+  /**
+   * After the broker refused an event, its key's events wait this long, doubling at each refusal up to
+   * `maxRetryDelayMs`; so does the whole relay after the database failed it.
+   */
   retryDelayMs?: number;
   maxRetryDelayMs?: number;
   /** Sent rows are kept this long (a trail for debugging), then pruned. */
@@ -42,7 +45,9 @@ const pruneEveryMs = 60 * 60 * 1000;
  * before they write their event, so their ids follow commit order, and the relay publishes a key's
  * events one after the other, each after the broker acknowledged the one before. Different keys go
  * out concurrently (one round trip per batch, not per event). A failed event holds back the later
- * events of its key only; they are retried with a growing delay.
+ * events of its key only; they are retried with a growing delay, and meanwhile left out of the batches,
+ * so an event the broker keeps refusing (too large for it, say) delays no other key's events, and its
+ * own key's fill no batch.
  */
 export class OutboxRelay {
   readonly #options: Required<Omit<OutboxRelayOptions, 'db' | 'bus' | 'logger' | 'clock'>>;
@@ -53,6 +58,8 @@ export class OutboxRelay {
   #retryDelayMs: number;
   #retryAt = 0;
   #lastPruneAt = 0;
+  /** Ordering keys whose event the broker refused: tried again from `retryAt`. */
+  readonly #waitingKeys = new Map<string, { retryAt: number; delayMs: number }>();
 
   constructor(private readonly deps: OutboxRelayOptions) {
     this.#options = {
@@ -108,14 +115,32 @@ export class OutboxRelay {
         do {
           batch = await this.#publishBatch();
         } while (!this.#stopped && batch.locked && !batch.failed && batch.full);
-        if (batch.failed) this.#backOff();
-        else this.#retryDelayMs = this.#options.retryDelayMs;
+        this.#retryDelayMs = this.#options.retryDelayMs;
         await this.#pruneNowAndThen();
       } catch (error) {
+        // The database failed the relay, not the broker an event: the whole relay waits.
         this.deps.logger.error({ err: error }, 'outbox relay failed');
         this.#backOff();
       }
     }
+  }
+
+  /** The keys whose next try has not come yet; forgets a key that has not failed for a long while. */
+  #keysWaitingAt(now: number): string[] {
+    const waiting: string[] = [];
+    for (const [key, { retryAt }] of this.#waitingKeys) {
+      if (retryAt > now) waiting.push(key);
+      else if (now - retryAt > this.#options.maxRetryDelayMs) this.#waitingKeys.delete(key);
+    }
+    return waiting;
+  }
+
+  /** The broker refused an event of `key`: its events wait, twice as long as after the last refusal. */
+  #holdBack(key: string, now: number): void {
+    const last = this.#waitingKeys.get(key)?.delayMs;
+    const delayMs =
+      last === undefined ? this.#options.retryDelayMs : Math.min(last * 2, this.#options.maxRetryDelayMs);
+    this.#waitingKeys.set(key, { retryAt: now + delayMs, delayMs });
   }
 
   #backOff(): void {
@@ -126,17 +151,24 @@ export class OutboxRelay {
   async #publishBatch(): Promise<BatchResult> {
     const { db, bus, logger, clock } = this.deps;
     return db.transaction(async (trx) => {
-      const { locked, events: pending } = await lockRelayAndFindPending(trx, this.#options.batchSize);
+      const now = clock.now().getTime();
+      const { locked, events: pending } = await lockRelayAndFindPending(
+        trx,
+        this.#options.batchSize,
+        this.#keysWaitingAt(now),
+      );
       if (!locked) return { locked: false, published: 0, failed: false };
       const outcomes = await Promise.all(chainsByKey(pending).map((chain) => publishChain(bus, chain)));
       const sent = outcomes.flatMap((outcome) => outcome.sent);
       const failures = outcomes.flatMap((outcome) => (outcome.failure ? [outcome.failure] : []));
+      for (const outcome of outcomes) if (!outcome.failure) this.#waitingKeys.delete(outcome.key);
       for (const { event, error } of failures) {
         logger.warn(
           { messageId: event.envelope.messageId, attempts: event.attempts + 1, error },
           'publishing an event failed; it stays in the outbox and is retried',
         );
         await recordPublishFailure(trx, event.id, error);
+        this.#holdBack(event.orderingKey, now);
       }
       const failed = failures.length > 0;
       await markEventsSent(trx, sent, clock.now());
@@ -158,6 +190,7 @@ export class OutboxRelay {
 }
 
 interface ChainOutcome {
+  key: string;
   sent: number[];
   failure?: { event: PendingEvent; error: string };
 }
@@ -175,14 +208,19 @@ function chainsByKey(pending: PendingEvent[]): PendingEvent[][] {
 
 /** Publishes one key's events in order, stopping at the first failure. */
 async function publishChain(bus: EventBus, chain: PendingEvent[]): Promise<ChainOutcome> {
+  const key = chain[0]!.orderingKey;
   const sent: number[] = [];
   for (const event of chain) {
     try {
       await bus.publish(event.envelope);
       sent.push(event.id);
     } catch (error) {
-      return { sent, failure: { event, error: error instanceof Error ? error.message : String(error) } };
+      return {
+        key,
+        sent,
+        failure: { event, error: error instanceof Error ? error.message : String(error) },
+      };
     }
   }
-  return { sent };
+  return { key, sent };
 }

@@ -56,8 +56,8 @@ export async function countPendingEvents(db: Queryable): Promise<number> {
 const relayLockKey = 7_403_001;
 
 /**
- * Takes the relay lock for the open transaction and, when it got it, reads the oldest pending events.
- * `locked` is false when another node's relay holds the lock.
+ * Takes the relay lock for the open transaction and, when it got it, reads the oldest pending events,
+ * but those of `waitingKeys`. `locked` is false when another node's relay holds the lock.
  *
  * Two statements on purpose: under READ COMMITTED a statement's snapshot is taken when it starts. Were
  * the lock taken inside the reading statement, a relay could get the lock the moment another relay
@@ -66,15 +66,15 @@ const relayLockKey = 7_403_001;
 export async function lockRelayAndFindPending(
   trx: Queryable,
   limit: number,
+  waitingKeys: readonly string[] = [],
 ): Promise<{ locked: boolean; events: PendingEvent[] }> {
   const lock = await trx.raw('select pg_try_advisory_xact_lock(?) as locked', [relayLockKey]);
   if (!(lock.rows as { locked: boolean }[])[0]?.locked) return { locked: false, events: [] };
+  const pending = trx('event_outbox').whereNull('sent_at');
+  // Keys waiting to be retried are left out, so their events can't fill the batch and hold back others.
+  if (waitingKeys.length > 0) pending.whereNotIn('ordering_key', waitingKeys);
   const rows: { id: number | string; envelope: Envelope; ordering_key: string; attempts: number }[] =
-    await trx('event_outbox')
-      .whereNull('sent_at')
-      .orderBy('id')
-      .limit(limit)
-      .select('id', 'envelope', 'ordering_key', 'attempts');
+    await pending.orderBy('id').limit(limit).select('id', 'envelope', 'ordering_key', 'attempts');
   return {
     locked: true,
     events: rows.map((row) => ({

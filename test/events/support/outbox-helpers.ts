@@ -40,7 +40,7 @@ export function outboxHelpers(database: () => DatabaseHandle) {
   function relayOn(
     bus: RecordingBus,
     db = database().db,
-    options: { pollIntervalMs?: number; retryDelayMs?: number } = {},
+    options: { pollIntervalMs?: number; retryDelayMs?: number; batchSize?: number } = {},
   ) {
     return new OutboxRelay({ db, bus, logger, clock: systemClock, retryDelayMs: 20, ...options });
   }

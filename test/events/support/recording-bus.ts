@@ -3,15 +3,18 @@ import type { EventBus, EventSubscription } from '../../../src/events/event-bus.
 
 /**
  * A stand-in for the broker: keeps what was published, in order, and can be told to refuse the next
- * publishes (the broker being down).
+ * publishes (the broker being down), or some messages for as long as they are listed (a message the
+ * broker won't take, too large for it, say).
  */
 export class RecordingBus implements EventBus {
   readonly published: { envelope: Envelope; at: bigint }[] = [];
+  readonly refusedMessageIds = new Set<string>();
   failNext = 0;
   attempts = 0;
 
   async publish(envelope: Envelope): Promise<void> {
     this.attempts += 1;
+    if (this.refusedMessageIds.has(envelope.messageId)) throw new Error('message refused by the broker');
     if (this.failNext > 0) {
       this.failNext -= 1;
       throw new Error('broker unavailable');
