@@ -37,22 +37,28 @@ export async function revokeGrants(db: Queryable, grantIds: string[], now: Date)
 }
 
 /**
- * Revokes every grant a client holds, of every user (revokeGrants): the client was disabled. Its
- * grants are those of its live refresh tokens and the engine's Grant records (codes not yet redeemed,
- * authorizations without offline access).
+ * Revokes every grant a client holds, of every user (revokeGrants): the client was disabled.
  */
 export async function revokeGrantsOfClient(db: Queryable, clientId: string, now: Date): Promise<void> {
+  await revokeGrants(db, await grantIdsOf(db, { clientId }), now);
+}
+
+/**
+ * The grants a client holds, of one user or of all: those of its live refresh tokens (each family is
+ * a grant) and the engine's Grant records (codes not yet redeemed, authorizations without offline
+ * access).
+ */
+export async function grantIdsOf(
+  db: Queryable,
+  of: { clientId: string; userId?: string | undefined },
+): Promise<string[]> {
   const families: { token_family_id: string }[] = await db('oauth_refresh_tokens')
-    .where({ client_id: clientId })
+    .where({ client_id: of.clientId, ...(of.userId === undefined ? {} : { user_id: of.userId }) })
     .whereNull('revoked_at')
     .distinct('token_family_id');
   const grants: { id: string }[] = await db('oidc_payloads')
-    .where({ model: 'Grant' })
-    .whereRaw(`payload->>'clientId' = ?`, [clientId])
+    .where({ model: 'Grant', ...(of.userId === undefined ? {} : { account_id: of.userId }) })
+    .whereRaw(`payload->>'clientId' = ?`, [of.clientId])
     .select('id');
-  await revokeGrants(
-    db,
-    [...families.map((row) => row.token_family_id), ...grants.map((row) => row.id)],
-    now,
-  );
+  return [...families.map((row) => row.token_family_id), ...grants.map((row) => row.id)];
 }

@@ -1,6 +1,7 @@
 import { sha256 } from '../../crypto/digest.js';
 import type { Queryable } from '../../db/database.js';
 import { endSessionsFromGrants } from '../../identity/sessions/sessions.js';
+import { grantIdsOf } from './grant-revocation.js';
 import { recordRevokedGrants } from './revoked-grant.js';
 
 /** An OAuth refresh token that can still be used (table oauth_refresh_tokens). */
@@ -74,19 +75,7 @@ export async function revokeRefreshTokensOf(
 ): Promise<number> {
   // Sessions first (endSessionsFromGrants): the main-auth sessions inbound SSO started from the access
   // tokens of these grants end with them. Read here, revoked below.
-  const familyIds: { token_family_id: string }[] = await db('oauth_refresh_tokens')
-    .where({ user_id: userId, client_id: clientId })
-    .whereNull('revoked_at')
-    .distinct('token_family_id');
-  const grantIds: { id: string }[] = await db('oidc_payloads')
-    .where({ model: 'Grant', account_id: userId })
-    .whereRaw(`payload->>'clientId' = ?`, [clientId])
-    .select('id');
-  await endSessionsFromGrants(
-    db,
-    [...familyIds.map((row) => row.token_family_id), ...grantIds.map((row) => row.id)],
-    now,
-  );
+  await endSessionsFromGrants(db, await grantIdsOf(db, { clientId, userId }), now);
   const revoked: { token_family_id: string }[] = await db('oauth_refresh_tokens')
     .where({ user_id: userId, client_id: clientId })
     .whereNull('revoked_at')
