@@ -101,7 +101,8 @@ export const clientsListCommand: CliCommand = {
 export const clientsDisableCommand: CliCommand = {
   name: 'clients:disable',
   usage: 'clients:disable --client-id C',
-  summary: 'Disable a client: it can no longer authorize, get or refresh tokens',
+  summary:
+    'Disable a client: it can no longer authorize, get or refresh tokens, and what it holds is revoked for good',
   options: { 'client-id': { type: 'string' } },
   needsDatabase: true,
   parse(values) {
