@@ -430,7 +430,7 @@ export async function enableClient(db: Queryable, clientId: string, now: Date): 
     .where({ client_id: clientId })
     .first('tokens_not_before');
   if (!current) return false;
-  if (current.tokens_not_before) await untilSecondAfter(current.tokens_not_before);
+  if (current.tokens_not_before) await untilSecondAfter(current.tokens_not_before, now);
   const changed = await db('oauth_clients')
     .where({ client_id: clientId })
     .update({ is_active: true, updated_at: now });
@@ -438,9 +438,12 @@ export async function enableClient(db: Queryable, clientId: string, now: Date): 
   return changed > 0;
 }
 
-/** Resolves once the wall clock is in a later whole second than `moment`. */
-async function untilSecondAfter(moment: Date): Promise<void> {
-  const wait = (Math.floor(moment.getTime() / 1000) + 1) * 1000 - Date.now();
+/**
+ * Resolves once `now` (the service's clock) has passed into a later whole second than `moment`: at
+ * most a second, a clock set back meanwhile included.
+ */
+async function untilSecondAfter(moment: Date, now: Date): Promise<void> {
+  const wait = Math.min((Math.floor(moment.getTime() / 1000) + 1) * 1000 - now.getTime(), 1000);
   if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
 }
 
