@@ -58,8 +58,6 @@ export class OutboxRelay {
   #retryDelayMs: number;
   #retryAt = 0;
   #lastPruneAt = 0;
-  /** Ordering keys whose event the broker refused: tried again from `retryAt`. */
-  readonly #waitingKeys = new Map<string, { retryAt: number; delayMs: number }>();
 
   constructor(private readonly deps: OutboxRelayOptions) {
     this.#options = {
@@ -125,22 +123,10 @@ export class OutboxRelay {
     }
   }
 
-  /** The keys whose next try has not come yet; forgets a key that has not failed for a long while. */
-  #keysWaitingAt(now: number): string[] {
-    const waiting: string[] = [];
-    for (const [key, { retryAt }] of this.#waitingKeys) {
-      if (retryAt > now) waiting.push(key);
-      else if (now - retryAt > this.#options.maxRetryDelayMs) this.#waitingKeys.delete(key);
-    }
-    return waiting;
-  }
-
-  /** The broker refused an event of `key`: its events wait, twice as long as after the last refusal. */
-  #holdBack(key: string, now: number): void {
-    const last = this.#waitingKeys.get(key)?.delayMs;
-    const delayMs =
-      last === undefined ? this.#options.retryDelayMs : Math.min(last * 2, this.#options.maxRetryDelayMs);
-    this.#waitingKeys.set(key, { retryAt: now + delayMs, delayMs });
+  /** How long a key waits after its event's `attempts`-th refusal: doubling, up to the maximum. */
+  #retryDelayAfter(attempts: number): number {
+    const { retryDelayMs, maxRetryDelayMs } = this.#options;
+    return Math.min(retryDelayMs * 2 ** Math.min(attempts - 1, 30), maxRetryDelayMs);
   }
 
   #backOff(): void {
@@ -151,24 +137,19 @@ export class OutboxRelay {
   async #publishBatch(): Promise<BatchResult> {
     const { db, bus, logger, clock } = this.deps;
     return db.transaction(async (trx) => {
-      const now = clock.now().getTime();
-      const { locked, events: pending } = await lockRelayAndFindPending(
-        trx,
-        this.#options.batchSize,
-        this.#keysWaitingAt(now),
-      );
+      const now = clock.now();
+      const { locked, events: pending } = await lockRelayAndFindPending(trx, this.#options.batchSize, now);
       if (!locked) return { locked: false, published: 0, failed: false };
       const outcomes = await Promise.all(chainsByKey(pending).map((chain) => publishChain(bus, chain)));
       const sent = outcomes.flatMap((outcome) => outcome.sent);
       const failures = outcomes.flatMap((outcome) => (outcome.failure ? [outcome.failure] : []));
-      for (const outcome of outcomes) if (!outcome.failure) this.#waitingKeys.delete(outcome.key);
       for (const { event, error } of failures) {
         logger.warn(
           { messageId: event.envelope.messageId, attempts: event.attempts + 1, error },
           'publishing an event failed; it stays in the outbox and is retried',
         );
-        await recordPublishFailure(trx, event.id, error);
-        this.#holdBack(event.orderingKey, now);
+        const retryAt = new Date(now.getTime() + this.#retryDelayAfter(event.attempts + 1));
+        await recordPublishFailure(trx, event.id, error, retryAt);
       }
       const failed = failures.length > 0;
       await markEventsSent(trx, sent, clock.now());
@@ -190,7 +171,6 @@ export class OutboxRelay {
 }
 
 interface ChainOutcome {
-  key: string;
   sent: number[];
   failure?: { event: PendingEvent; error: string };
 }
@@ -208,19 +188,14 @@ function chainsByKey(pending: PendingEvent[]): PendingEvent[][] {
 
 /** Publishes one key's events in order, stopping at the first failure. */
 async function publishChain(bus: EventBus, chain: PendingEvent[]): Promise<ChainOutcome> {
-  const key = chain[0]!.orderingKey;
   const sent: number[] = [];
   for (const event of chain) {
     try {
       await bus.publish(event.envelope);
       sent.push(event.id);
     } catch (error) {
-      return {
-        key,
-        sent,
-        failure: { event, error: error instanceof Error ? error.message : String(error) },
-      };
+      return { sent, failure: { event, error: error instanceof Error ? error.message : String(error) } };
     }
   }
-  return { key, sent };
+  return { sent };
 }

@@ -36,10 +36,20 @@ export async function markEventsSent(db: Queryable, ids: number[], now: Date): P
   await db('event_outbox').whereIn('id', ids).update({ sent_at: now, last_error: null });
 }
 
-export async function recordPublishFailure(db: Queryable, id: number, error: string): Promise<void> {
+/** The broker refused the event: counted, and its key waits until `nextAttemptAt`. */
+export async function recordPublishFailure(
+  db: Queryable,
+  id: number,
+  error: string,
+  nextAttemptAt: Date,
+): Promise<void> {
   await db('event_outbox')
     .where({ id })
-    .update({ attempts: db.raw('attempts + 1'), last_error: error.slice(0, 2000) });
+    .update({
+      attempts: db.raw('attempts + 1'),
+      last_error: error.slice(0, 2000),
+      next_attempt_at: nextAttemptAt,
+    });
 }
 
 /** Sent rows older than `before` are no longer needed (the broker and subscribers have them). */
@@ -56,8 +66,8 @@ export async function countPendingEvents(db: Queryable): Promise<number> {
 const relayLockKey = 7_403_001;
 
 /**
- * Takes the relay lock for the open transaction and, when it got it, reads the oldest pending events,
- * but those of `waitingKeys`. `locked` is false when another node's relay holds the lock.
+ * Takes the relay lock for the open transaction and, when it got it, reads the oldest pending events
+ * of the keys not waiting for a retry. `locked` is false when another node's relay holds the lock.
  *
  * Two statements on purpose: under READ COMMITTED a statement's snapshot is taken when it starts. Were
  * the lock taken inside the reading statement, a relay could get the lock the moment another relay
@@ -66,15 +76,25 @@ const relayLockKey = 7_403_001;
 export async function lockRelayAndFindPending(
   trx: Queryable,
   limit: number,
-  waitingKeys: readonly string[] = [],
+  now: Date,
 ): Promise<{ locked: boolean; events: PendingEvent[] }> {
   const lock = await trx.raw('select pg_try_advisory_xact_lock(?) as locked', [relayLockKey]);
   if (!(lock.rows as { locked: boolean }[])[0]?.locked) return { locked: false, events: [] };
-  const pending = trx('event_outbox').whereNull('sent_at');
-  // Keys waiting to be retried are left out, so their events can't fill the batch and hold back others.
-  if (waitingKeys.length > 0) pending.whereNotIn('ordering_key', waitingKeys);
+  // A key with a refused event waiting for its next attempt is left out whole: its events keep their
+  // order, and can't fill the batch and hold back other keys'.
   const rows: { id: number | string; envelope: Envelope; ordering_key: string; attempts: number }[] =
-    await pending.orderBy('id').limit(limit).select('id', 'envelope', 'ordering_key', 'attempts');
+    await trx('event_outbox as pending')
+      .whereNull('pending.sent_at')
+      .whereNotExists((waiting) =>
+        waiting
+          .from('event_outbox as waiting')
+          .whereRaw('waiting.ordering_key = pending.ordering_key')
+          .whereNull('waiting.sent_at')
+          .where('waiting.next_attempt_at', '>', now),
+      )
+      .orderBy('pending.id')
+      .limit(limit)
+      .select('pending.id', 'pending.envelope', 'pending.ordering_key', 'pending.attempts');
   return {
     locked: true,
     events: rows.map((row) => ({
