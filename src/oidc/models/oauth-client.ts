@@ -231,13 +231,12 @@ export function onClientChange(listener: (clientId: string) => void): () => void
   return () => clientChanges.off('change', listener);
 }
 
-/** Disables a client: it can no longer authorize, get tokens or refresh; returns false if unknown. */
 /**
  * Disables a client and takes back everything it was given: the grants of its users (their refresh
  * tokens, unused codes and access tokens: revokeGrantsOfClient) and, through tokens_not_before, every
  * access token issued to it until now, its client-credentials tokens too. A client is often disabled
  * because its secret or tokens leaked: enabling it again, say after a new secret, must not bring back
- * what was taken. Run it in the caller's transaction.
+ * what was taken. Run it in the caller's transaction; false for an unknown client.
  */
 export async function disableClient(db: Queryable, clientId: string, now: Date): Promise<boolean> {
   const changed = await db('oauth_clients')
