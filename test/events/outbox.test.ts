@@ -13,7 +13,7 @@ beforeAll(async () => {
 });
 afterAll(() => database?.close());
 
-const { outboxOn, changeWithEvent, relayOn, pendingIds } = outboxHelpers(() => database);
+const { outboxOn, changeWithEvent, twoChangesOfOneFlag, relayOn, pendingIds } = outboxHelpers(() => database);
 
 describe('the outbox', () => {
   it('stores the event with the change; the relay publishes it once, in the envelope, and marks it sent', async () => {
@@ -86,18 +86,7 @@ describe('the outbox', () => {
     const outbox = outboxOn();
     const flagKey = `retried.flag_${process.pid}`;
     // Two changes of one flag (one ordering key), then a change of another flag.
-    const first = await outbox.transaction(async (trx, emit) => {
-      await trx('platform_feature_flags').insert({ key: flagKey, version: 1 });
-      return (
-        await emit('platform.feature_flag.changed', { flagKey, action: 'created', version: 1 }, flagKey)
-      ).messageId;
-    });
-    const second = await outbox.transaction(async (trx, emit) => {
-      await trx('platform_feature_flags').where({ key: flagKey }).update({ enabled: true, version: 2 });
-      return (
-        await emit('platform.feature_flag.changed', { flagKey, action: 'updated', version: 2 }, flagKey)
-      ).messageId;
-    });
+    const [first, second] = await twoChangesOfOneFlag(outbox, flagKey);
     const other = await changeWithEvent(outbox);
 
     bus.failNext = 1;
@@ -119,18 +108,7 @@ describe('the outbox', () => {
     await relay.drain();
     const outbox = outboxOn(database.db, () => relay.wake());
     const flagKey = `refused.flag_${process.pid}`;
-    const refused = await outbox.transaction(async (trx, emit) => {
-      await trx('platform_feature_flags').insert({ key: flagKey, version: 1 });
-      return (
-        await emit('platform.feature_flag.changed', { flagKey, action: 'created', version: 1 }, flagKey)
-      ).messageId;
-    });
-    const after = await outbox.transaction(async (trx, emit) => {
-      await trx('platform_feature_flags').where({ key: flagKey }).update({ enabled: true, version: 2 });
-      return (
-        await emit('platform.feature_flag.changed', { flagKey, action: 'updated', version: 2 }, flagKey)
-      ).messageId;
-    });
+    const [refused, after] = await twoChangesOfOneFlag(outbox, flagKey);
     bus.refusedMessageIds.add(refused);
     relay.start();
     await eventually(() => expect(bus.attempts).toBe(1));

@@ -37,6 +37,26 @@ export function outboxHelpers(database: () => DatabaseHandle) {
     });
   }
 
+  /** Two changes of one flag, one ordering key (created, then updated); returns their messageIds. */
+  async function twoChangesOfOneFlag(
+    outbox: Outbox<typeof platformEvents>,
+    flagKey: string,
+  ): Promise<[string, string]> {
+    const created = await outbox.transaction(async (trx, emit) => {
+      await trx('platform_feature_flags').insert({ key: flagKey, version: 1 });
+      return (
+        await emit('platform.feature_flag.changed', { flagKey, action: 'created', version: 1 }, flagKey)
+      ).messageId;
+    });
+    const updated = await outbox.transaction(async (trx, emit) => {
+      await trx('platform_feature_flags').where({ key: flagKey }).update({ enabled: true, version: 2 });
+      return (
+        await emit('platform.feature_flag.changed', { flagKey, action: 'updated', version: 2 }, flagKey)
+      ).messageId;
+    });
+    return [created, updated];
+  }
+
   function relayOn(
     bus: RecordingBus,
     db = database().db,
@@ -50,5 +70,5 @@ export function outboxHelpers(database: () => DatabaseHandle) {
       (row) => row.message_id,
     );
 
-  return { outboxOn, changeWithEvent, relayOn, pendingIds, logger };
+  return { outboxOn, changeWithEvent, twoChangesOfOneFlag, relayOn, pendingIds, logger };
 }
