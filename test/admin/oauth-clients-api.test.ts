@@ -219,6 +219,29 @@ describe('admin API: OAuth clients', () => {
     expect(await introspect(fresh.access_token)).toMatchObject({ active: true });
   });
 
+  it('a scope taken from a client and given back does not come back to the tokens issued before', async () => {
+    const reporting = await serviceClient();
+    const path = `/oauth-clients/${reporting.clientId}`;
+    const both = ['service:crm.aggregates.read', 'service:crm.teacher_payouts.read'];
+    expect((await call('PATCH', path, { scopes: both })).status).toBe(200);
+    const before = await reporting.tokenWith(reporting.secret);
+    expect(await introspect(before.access_token)).toMatchObject({ active: true, scope: both.join(' ') });
+
+    expect((await call('PATCH', path, { scopes: [both[0]] })).status).toBe(200);
+    // Taken at once from the token it had been issued in.
+    expect(await introspect(before.access_token)).toMatchObject({ active: true, scope: both[0] });
+    // A token's iat has whole seconds: one issued in the second of the change counts as issued before.
+    await new Promise((resolve) => setTimeout(resolve, 1005 - (Date.now() % 1000)));
+    const between = await reporting.tokenWith(reporting.secret);
+
+    expect((await call('PATCH', path, { scopes: both })).status).toBe(200);
+    expect(await introspect(before.access_token)).toEqual({ active: false });
+    // Issued without the scope, it stays as it was; a new token has both.
+    expect(await introspect(between.access_token)).toMatchObject({ active: true, scope: both[0] });
+    const after = await reporting.tokenWith(reporting.secret);
+    expect(await introspect(after.access_token)).toMatchObject({ active: true, scope: both.join(' ') });
+  });
+
   it('rotates a secret: shown once, the old one fails at once, the new one works', async () => {
     const reporting = await serviceClient();
     await reporting.tokenWith(reporting.secret);

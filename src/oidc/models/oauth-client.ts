@@ -26,8 +26,13 @@ export interface OAuthClient {
   ownerId: string | null;
   createdAt: Date;
   updatedAt: Date;
-  /** When the client was last disabled: access tokens issued until then are refused (enableClient). */
+  /**
+   * Access tokens issued until then are refused: set when the client is disabled (enableClient), and
+   * when a scope taken from it is given back (scopeChange).
+   */
   tokensNotBefore: Date | null;
+  /** When a scope was last taken from the client (scopeChange). */
+  scopesTakenAt: Date | null;
   /** SHA-256 of the secret (confidential clients); never the secret. */
   clientSecretHash: string | null;
 }
@@ -125,6 +130,7 @@ interface OAuthClientRow {
   created_at: Date;
   updated_at: Date;
   tokens_not_before: Date | null;
+  scopes_taken_at: Date | null;
 }
 
 function fromRow(row: OAuthClientRow): OAuthClient {
@@ -143,6 +149,7 @@ function fromRow(row: OAuthClientRow): OAuthClient {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     tokensNotBefore: row.tokens_not_before,
+    scopesTakenAt: row.scopes_taken_at,
     clientSecretHash: row.client_secret_hash,
   };
 }
@@ -360,6 +367,7 @@ export async function updateClient(
       },
     );
   }
+  const scopes = unique(merged.scopes);
   const [row] = await db<OAuthClientRow>('oauth_clients')
     .where({ client_id: clientId })
     .update(
@@ -367,14 +375,39 @@ export async function updateClient(
         name: merged.name,
         redirect_uris: unique(merged.redirectUris),
         post_logout_redirect_uris: unique(merged.postLogoutRedirectUris),
-        allowed_scopes: unique(merged.scopes),
+        allowed_scopes: scopes,
         grant_types: unique(merged.grantTypes),
         updated_at: now,
+        ...(await scopeChange(current, scopes, now)),
       },
       '*',
     );
   announceClientChange(clientId);
   return fromRow(row!);
+}
+
+/**
+ * What a change of a client's scopes writes beside them. Its tokens are judged by the client as it is
+ * at each use, so a scope taken from the client is taken from them at once (scopesStillAllowed), and
+ * the time is kept. A scope given back must not reach the tokens issued before one was taken: giving
+ * scopes moves tokens_not_before up to that time, after waiting out its second (as enableClient does),
+ * and those tokens are refused; they are replaced at the client's next refresh or token request. A
+ * token issued since has only the scopes the client had then, and stays.
+ */
+async function scopeChange(
+  current: OAuthClient,
+  scopes: readonly string[],
+  now: Date,
+): Promise<Partial<Pick<OAuthClientRow, 'scopes_taken_at' | 'tokens_not_before'>>> {
+  const taken = current.allowedScopes.some((scope) => !scopes.includes(scope));
+  const given = scopes.some((scope) => !current.allowedScopes.includes(scope));
+  const written = taken ? { scopes_taken_at: now } : {};
+  const takenBefore = current.scopesTakenAt;
+  if (!given || !takenBefore) return written;
+  await untilSecondAfter(takenBefore, now);
+  const notBefore =
+    current.tokensNotBefore && current.tokensNotBefore > takenBefore ? current.tokensNotBefore : takenBefore;
+  return { ...written, tokens_not_before: notBefore };
 }
 
 /**
