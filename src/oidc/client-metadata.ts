@@ -6,7 +6,10 @@ import { acceptsSsoCodes, ssoCodeGrantType } from './sso/sso-clients.js';
 export const allowedScopesMetadata = 'allowed_scopes';
 /** Name of our extra client metadata saying an administrator marked the client first-party. */
 export const firstPartyMetadata = 'first_party';
-/** Name of our extra client metadata: when the client was last disabled, epoch seconds (disableClient). */
+/**
+ * Name of our extra client metadata: access tokens issued until then are refused, epoch seconds (the
+ * client's tokens_not_before: its last disable, or a scope taken before scopes were given back).
+ */
 export const tokensNotBeforeMetadata = 'tokens_not_before';
 
 /**
@@ -49,7 +52,7 @@ export function isFirstParty(client: { [key: string]: unknown }): boolean {
   return (client[firstPartyMetadata] ?? client.firstParty) === true;
 }
 
-/** When the engine's client object was last disabled, epoch seconds; undefined if never. */
+/** The engine's client object's tokens_not_before, epoch seconds; undefined if it has none. */
 export function tokensNotBeforeOf(client: { [key: string]: unknown }): number | undefined {
   const value = client[tokensNotBeforeMetadata];
   return typeof value === 'number' ? value : undefined;

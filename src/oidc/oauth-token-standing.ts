@@ -2,7 +2,7 @@ import { errors, type Provider } from 'oidc-provider';
 import type { OAuthTokenStanding } from '../tokens/principal.js';
 import type { ActiveUserCache } from './active-user-cache.js';
 import { allowedScopesOf, isFirstParty, tokensNotBeforeOf } from './client-metadata.js';
-import { issuedBeforeDisable } from './models/oauth-client.js';
+import { refusedByNotBefore } from './models/oauth-client.js';
 import type { RevokedGrants } from './revoked-grants.js';
 
 /**
@@ -28,8 +28,8 @@ export function oauthTokenStanding(
         throw error;
       }
       if (!client) return undefined;
-      // Disabled since, then enabled again: what it held before stays taken (disableClient).
-      if (issuedBeforeDisable(issuedAt, tokensNotBeforeOf(client as never))) return undefined;
+      // Disabled since, or a scope taken and given back: what it held before stays taken.
+      if (refusedByNotBefore(issuedAt, tokensNotBeforeOf(client as never))) return undefined;
       // A disabled user's tokens act nowhere: not at introspection, and not as an administrator.
       if (userId !== undefined && !(await activeUsers.isActive(userId))) return undefined;
       return {

@@ -455,14 +455,12 @@ export async function findClientForUpdate(db: Queryable, clientId: string): Prom
 /**
  * Enables a disabled client. Its tokens issued before it was disabled stay refused: an access token's
  * `iat` has whole seconds, so enabling waits, if need be, until the second after the disable began has
- * passed; a token issued from then on can't be mistaken for one issued before (issuedBeforeDisable).
+ * passed; a token issued from then on can't be mistaken for one issued before (refusedByNotBefore).
  */
 export async function enableClient(db: Queryable, clientId: string, now: Date): Promise<boolean> {
-  const current: Pick<OAuthClientRow, 'tokens_not_before'> | undefined = await db('oauth_clients')
-    .where({ client_id: clientId })
-    .first('tokens_not_before');
+  const current = await findClientForUpdate(db, clientId);
   if (!current) return false;
-  if (current.tokens_not_before) await untilSecondAfter(current.tokens_not_before, now);
+  if (current.tokensNotBefore) await untilSecondAfter(current.tokensNotBefore, now);
   const changed = await db('oauth_clients')
     .where({ client_id: clientId })
     .update({ is_active: true, updated_at: now });
@@ -480,11 +478,12 @@ async function untilSecondAfter(moment: Date, now: Date): Promise<void> {
 }
 
 /**
- * Whether an access token (its `iat`, epoch seconds) was issued before its client was last disabled.
- * A token issued in the same second as the disable counts as issued before it (enableClient waits
- * that second out).
+ * Whether an access token (its `iat`, epoch seconds) was issued no later than its client's
+ * tokens_not_before (the last disable, or the last scope taken before scopes were given back). A
+ * token issued in that same second counts as issued before it (enableClient and scopeChange wait that
+ * second out).
  */
-export function issuedBeforeDisable(
+export function refusedByNotBefore(
   issuedAt: number | undefined,
   tokensNotBefore: number | undefined,
 ): boolean {
