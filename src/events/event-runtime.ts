@@ -55,6 +55,8 @@ export async function startEventRuntime<Catalog extends EventCatalog>(
   });
   const listener: OutboxListener | undefined =
     onPostgres && relays ? await listenForOutboxCommits(db, () => relay.wake(), logger) : undefined;
+  // Back from an outage the broker takes events again at once: no need to wait out the relay's back-off.
+  const stopResuming = relays ? bus.onReconnect(() => relay.resume()) : () => {};
   if (relays) relay.start();
   return {
     bus,
@@ -62,6 +64,7 @@ export async function startEventRuntime<Catalog extends EventCatalog>(
     relay,
     async close() {
       await listener?.close();
+      stopResuming();
       await relay.stop();
       if (relayDb !== db) await relayDb.destroy();
       await bus.close();

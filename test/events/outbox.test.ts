@@ -127,20 +127,46 @@ describe('the outbox', () => {
     expect(await pendingIds()).toEqual([]);
   });
 
-  it('keeps events pending while the broker is down and publishes them in order when it is back', async () => {
+  it('keeps events pending while the broker is down and publishes them in commit order when it is back', async () => {
     const bus = new RecordingBus();
     const relay = relayOn(bus, database.db, { pollIntervalMs: 50 });
     await relay.drain();
-    bus.failNext = 1000;
+    bus.away = true;
     const outbox = outboxOn(database.db, () => relay.wake());
     relay.start();
     const written: string[] = [];
-    for (let index = 0; index < 4; index += 1) written.push(await changeWithEvent(outbox));
-    await eventually(() => expect(bus.attempts).toBeGreaterThan(4));
+    // Events of four keys, each committed after the relay has failed the ones before: keys retried each
+    // on its own delay would come back in the order of their delays, not of their commits.
+    for (let index = 0; index < 4; index += 1) {
+      const attempts = bus.attempts;
+      written.push(await changeWithEvent(outbox));
+      await eventually(() => expect(bus.attempts).toBeGreaterThan(attempts));
+    }
+    await eventually(() => expect(bus.attempts).toBeGreaterThan(8));
     expect(await pendingIds()).toEqual(expect.arrayContaining(written));
-    bus.failNext = 0;
+    const waitingOfTheirOwn = await database
+      .db('event_outbox')
+      .whereIn('message_id', written)
+      .whereNotNull('next_attempt_at');
+    expect(waitingOfTheirOwn).toEqual([]);
+    bus.away = false;
     await eventually(() => expect(bus.messageIds).toEqual(written));
-    await relay.stop();
+  });
+
+  it('publishes at once when the broker reconnects, not after the rest of its back-off', async () => {
+    const bus = new RecordingBus();
+    const relay = relayOn(bus, database.db, { pollIntervalMs: 50, retryDelayMs: 60_000 });
+    await relay.drain();
+    bus.away = true;
+    relay.start();
+    const messageId = await changeWithEvent(outboxOn(database.db, () => relay.wake()));
+    await eventually(() => expect(bus.attempts).toBe(1));
+    bus.away = false;
+    // A minute's back-off: without the reconnect the event would wait it out.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(bus.messageIds).toEqual([]);
+    relay.resume();
+    await eventually(() => expect(bus.messageIds).toEqual([messageId]), 2000);
   });
 
   it('wakes the relay right after the commit, without waiting for the poll', async () => {

@@ -102,7 +102,8 @@ describe('NATS stopped under writes', () => {
           Number(
             (await service.service.db('event_outbox').whereNull('sent_at').count({ count: '*' }))[0]!.count,
           ),
-        { timeout: 20_000, interval: 200 },
+        // Drained soon after the reconnect, not after the rest of the relay's back-off (up to 30 s).
+        { timeout: 5_000, interval: 200 },
       )
       .toBe(0);
     const { keys, messageIds } = await keysInStream();

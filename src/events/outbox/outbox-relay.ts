@@ -20,7 +20,7 @@ export interface OutboxRelayOptions {
   pollIntervalMs?: number;
   /**
    * After the broker refused an event, its key's events wait this long, doubling at each refusal up to
-   * `maxRetryDelayMs`; so does the whole relay after the database failed it.
+   * `maxRetryDelayMs`; so does the whole relay while the broker is unreachable or the database failed it.
    */
   retryDelayMs?: number;
   maxRetryDelayMs?: number;
@@ -32,6 +32,8 @@ interface BatchResult {
   locked: boolean;
   published: number;
   failed: boolean;
+  /** A publish failed while the bus was not connected: the broker is away, not refusing one event. */
+  brokerAway?: boolean;
   /** The batch was as large as allowed: more may be pending. */
   full?: boolean;
 }
@@ -44,10 +46,12 @@ const pruneEveryMs = 60 * 60 * 1000;
  * time. Order is kept per ordering key (what the event is about): changes of one key take its row lock
  * before they write their event, so their ids follow commit order, and the relay publishes a key's
  * events one after the other, each after the broker acknowledged the one before. Different keys go
- * out concurrently (one round trip per batch, not per event). A failed event holds back the later
- * events of its key only; they are retried with a growing delay, and meanwhile left out of the batches,
- * so an event the broker keeps refusing (too large for it, say) delays no other key's events, and its
- * own key's fill no batch.
+ * out concurrently (one round trip per batch, not per event). An event the connected broker refused
+ * holds back the later events of its key only; they are retried with a growing delay, and meanwhile left
+ * out of the batches, so an event the broker keeps refusing (too large for it, say) delays no other key's
+ * events, and its own key's fill no batch. While the broker is unreachable the whole relay waits
+ * instead, and then publishes in id order: every key would fail alike, and keys retried each on its own
+ * delay would come back out of commit order.
  */
 export class OutboxRelay {
   readonly #options: Required<Omit<OutboxRelayOptions, 'db' | 'bus' | 'logger' | 'clock'>>;
@@ -87,6 +91,13 @@ export class OutboxRelay {
     });
   }
 
+  /** The broker is reachable again: publish now rather than after the rest of the back-off. */
+  resume(): void {
+    this.#retryAt = 0;
+    this.#retryDelayMs = this.#options.retryDelayMs;
+    this.wake();
+  }
+
   /** Stops the relay; resolves when a batch in flight has finished. */
   async stop(): Promise<void> {
     this.#stopped = true;
@@ -113,6 +124,10 @@ export class OutboxRelay {
         do {
           batch = await this.#publishBatch();
         } while (!this.#stopped && batch.locked && !batch.failed && batch.full);
+        if (batch.brokerAway) {
+          this.#backOff();
+          return;
+        }
         this.#retryDelayMs = this.#options.retryDelayMs;
         await this.#pruneNowAndThen();
       } catch (error) {
@@ -143,20 +158,24 @@ export class OutboxRelay {
       const outcomes = await Promise.all(chainsByKey(pending).map((chain) => publishChain(bus, chain)));
       const sent = outcomes.flatMap((outcome) => outcome.sent);
       const failures = outcomes.flatMap((outcome) => (outcome.failure ? [outcome.failure] : []));
+      const failed = failures.length > 0;
+      const brokerAway = failed && bus.connected?.() === false;
       for (const { event, error } of failures) {
         logger.warn(
           { messageId: event.envelope.messageId, attempts: event.attempts + 1, error },
           'publishing an event failed; it stays in the outbox and is retried',
         );
-        const retryAt = new Date(now.getTime() + this.#retryDelayAfter(event.attempts + 1));
+        const retryAt = brokerAway
+          ? null
+          : new Date(now.getTime() + this.#retryDelayAfter(event.attempts + 1));
         await recordPublishFailure(trx, event.id, error, retryAt);
       }
-      const failed = failures.length > 0;
       await markEventsSent(trx, sent, clock.now());
       return {
         locked: true,
         published: sent.length,
         failed,
+        brokerAway,
         full: pending.length === this.#options.batchSize,
       };
     });

@@ -36,12 +36,15 @@ export async function markEventsSent(db: Queryable, ids: number[], now: Date): P
   await db('event_outbox').whereIn('id', ids).update({ sent_at: now, last_error: null });
 }
 
-/** The broker refused the event: counted, and its key waits until `nextAttemptAt`. */
+/**
+ * The broker refused the event: counted, and its key waits until `nextAttemptAt` (null: no wait of its
+ * own, the whole relay waits for the broker to come back).
+ */
 export async function recordPublishFailure(
   db: Queryable,
   id: number,
   error: string,
-  nextAttemptAt: Date,
+  nextAttemptAt: Date | null,
 ): Promise<void> {
   await db('event_outbox')
     .where({ id })

@@ -1,3 +1,4 @@
+import { onTestFinished } from 'vitest';
 import { systemClock } from '../../../src/clock.js';
 import type { DatabaseHandle } from '../../../src/db/database.js';
 import { OutboxRelay } from '../../../src/events/outbox/outbox-relay.js';
@@ -57,12 +58,15 @@ export function outboxHelpers(database: () => DatabaseHandle) {
     return [created, updated];
   }
 
+  /** A relay on `db`, stopped when the test ends, even a failed one (else it takes later tests' events). */
   function relayOn(
     bus: RecordingBus,
     db = database().db,
     options: { pollIntervalMs?: number; retryDelayMs?: number; batchSize?: number } = {},
   ) {
-    return new OutboxRelay({ db, bus, logger, clock: systemClock, retryDelayMs: 20, ...options });
+    const relay = new OutboxRelay({ db, bus, logger, clock: systemClock, retryDelayMs: 20, ...options });
+    onTestFinished(() => relay.stop());
+    return relay;
   }
 
   const pendingIds = async () =>

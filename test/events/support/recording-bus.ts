@@ -2,18 +2,20 @@ import type { Envelope } from '../../../src/events/envelope.js';
 import type { EventBus, EventSubscription } from '../../../src/events/event-bus.js';
 
 /**
- * A stand-in for the broker: keeps what was published, in order, and can be told to refuse the next
- * publishes (the broker being down), or some messages for as long as they are listed (a message the
- * broker won't take, too large for it, say).
+ * A stand-in for the broker: keeps what was published, in order. It can be made unreachable (`away`:
+ * not connected, every publish fails), told to refuse the next publishes while connected (timeouts), or
+ * some messages for as long as they are listed (a message the broker won't take, too large for it, say).
  */
 export class RecordingBus implements EventBus {
   readonly published: { envelope: Envelope; at: bigint }[] = [];
   readonly refusedMessageIds = new Set<string>();
   failNext = 0;
+  away = false;
   attempts = 0;
 
   async publish(envelope: Envelope): Promise<void> {
     this.attempts += 1;
+    if (this.away) throw new Error('broker unreachable');
     if (this.refusedMessageIds.has(envelope.messageId)) throw new Error('message refused by the broker');
     if (this.failNext > 0) {
       this.failNext -= 1;
@@ -24,6 +26,10 @@ export class RecordingBus implements EventBus {
 
   get messageIds(): string[] {
     return this.published.map((entry) => entry.envelope.messageId);
+  }
+
+  connected(): boolean {
+    return !this.away;
   }
 
   subscribe(): EventSubscription {
