@@ -91,7 +91,12 @@ export class NatsJetStreamBus implements EventBus, DurableEventSource {
     };
     let resolveConnected!: () => void;
     this.#connected = new Promise((resolve) => (resolveConnected = resolve));
-    this.#connecting = this.#connectUntilReady().then(resolveConnected);
+    this.#connecting = this.#connectUntilReady().then((afterFailures) => {
+      resolveConnected();
+      // Connected only after the broker was unreachable: like a reconnect, what was published meanwhile
+      // was missed (caches resync) and events waited in the outbox (the relay stops its back-off).
+      if (afterFailures) void this.#connected.then(() => this.#notifyReconnect());
+    });
   }
 
   /** The subject of a message type on this bus. */
@@ -354,7 +359,8 @@ export class NatsJetStreamBus implements EventBus, DurableEventSource {
     await this.#connection?.close();
   }
 
-  async #connectUntilReady(): Promise<void> {
+  /** Connects, retrying until the broker is reachable; true when it was not at the first try. */
+  async #connectUntilReady(): Promise<boolean> {
     let warned = false;
     while (!this.#closed) {
       let connection: NatsConnection | undefined;
@@ -370,13 +376,13 @@ export class NatsJetStreamBus implements EventBus, DurableEventSource {
         await this.#ensureStream(connection);
         if (this.#closed) {
           await connection.close();
-          return;
+          return false;
         }
         this.#connection = connection;
         this.#js = jetstream(connection);
         void this.#watchStatus(connection);
         this.#logger.info({ url: this.#options.url, stream: this.#options.stream }, 'connected to NATS');
-        return;
+        return warned;
       } catch (error) {
         await connection?.close().catch(() => {});
         if (!warned) {
@@ -389,6 +395,7 @@ export class NatsJetStreamBus implements EventBus, DurableEventSource {
         await new Promise((resolve) => setTimeout(resolve, connectRetryDelayMs).unref());
       }
     }
+    return false;
   }
 
   async #ensureStream(connection: NatsConnection): Promise<void> {

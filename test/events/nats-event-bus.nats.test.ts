@@ -112,6 +112,8 @@ describe('platform events on NATS JetStream', () => {
     const port = await freePort();
     const environment = uniqueNatsEnvironment(`nats://127.0.0.1:${port}`);
     const { svc } = await natsService(environment);
+    let resyncs = 0;
+    svc.service.events.bus.onReconnect(() => (resyncs += 1));
     const admin = await userTokenWith(svc, ['platform.reference-data.manage']);
     const key = uniqueKey();
     const created = await platformRequest(svc, 'POST', '/reference/subjects', {
@@ -132,6 +134,9 @@ describe('platform events on NATS JetStream', () => {
       return stored;
     }, 20_000);
     expect((events[0]!.body as { data: { key: string } }).data.key).toBe(key);
+    // Connected late, as after a reconnect: what other nodes published meanwhile was missed, so caches
+    // resync, and the relay publishes without waiting out its back-off.
+    await eventually(() => expect(resyncs).toBe(1));
     await eventually(async () =>
       expect(await svc.service.db('event_outbox').whereNull('sent_at').count({ count: '*' })).toEqual([
         { count: 0 },
