@@ -169,6 +169,25 @@ describe('the outbox', () => {
     await eventually(() => expect(bus.messageIds).toEqual([messageId]), 2000);
   });
 
+  it('publishes at once when the broker reconnects while a publish sent during the outage is in flight', async () => {
+    const bus = new RecordingBus();
+    const relay = relayOn(bus, database.db, { pollIntervalMs: 50, retryDelayMs: 60_000 });
+    await relay.drain();
+    let answer!: () => void;
+    bus.inFlight = new Promise((resolve) => (answer = resolve));
+    bus.away = true;
+    relay.start();
+    const messageId = await changeWithEvent(outboxOn(database.db, () => relay.wake()));
+    await eventually(() => expect(bus.attempts).toBe(1));
+    // The broker is back before the publish sent while it was away has failed.
+    bus.away = false;
+    bus.inFlight = undefined;
+    relay.resume();
+    answer();
+    // Neither the relay's back-off nor a wait of the event's own (a minute each) holds it back.
+    await eventually(() => expect(bus.messageIds).toEqual([messageId]), 2000);
+  });
+
   it('wakes the relay right after the commit, without waiting for the poll', async () => {
     const bus = new RecordingBus();
     const relay = relayOn(bus, database.db, { pollIntervalMs: 60_000 });

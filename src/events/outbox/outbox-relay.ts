@@ -124,7 +124,8 @@ export class OutboxRelay {
         do {
           batch = await this.#publishBatch();
         } while (!this.#stopped && batch.locked && !batch.failed && batch.full);
-        if (batch.brokerAway) {
+        // Unless it came back meanwhile (its reconnect asked for another run, which the wait would lose).
+        if (batch.brokerAway && this.deps.bus.connected?.() === false) {
           this.#backOff();
           return;
         }
@@ -155,11 +156,14 @@ export class OutboxRelay {
       const now = clock.now();
       const { locked, events: pending } = await lockRelayAndFindPending(trx, this.#options.batchSize, now);
       if (!locked) return { locked: false, published: 0, failed: false };
+      const connectedBefore = bus.connected?.() !== false;
       const outcomes = await Promise.all(chainsByKey(pending).map((chain) => publishChain(bus, chain)));
       const sent = outcomes.flatMap((outcome) => outcome.sent);
       const failures = outcomes.flatMap((outcome) => (outcome.failure ? [outcome.failure] : []));
       const failed = failures.length > 0;
-      const brokerAway = failed && bus.connected?.() === false;
+      // Away when the publishes were sent or when they failed: one sent during an outage may fail only
+      // after the reconnect, and is no refusal of its event.
+      const brokerAway = failed && (!connectedBefore || bus.connected?.() === false);
       for (const { event, error } of failures) {
         logger.warn(
           { messageId: event.envelope.messageId, attempts: event.attempts + 1, error },

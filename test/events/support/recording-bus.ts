@@ -11,11 +11,16 @@ export class RecordingBus implements EventBus {
   readonly refusedMessageIds = new Set<string>();
   failNext = 0;
   away = false;
+  /** While set, publishes wait for it before they answer (a publish in flight). */
+  inFlight: Promise<void> | undefined;
   attempts = 0;
 
   async publish(envelope: Envelope): Promise<void> {
     this.attempts += 1;
-    if (this.away) throw new Error('broker unreachable');
+    // A publish sent while the broker is away fails, even if it comes back before the answer does.
+    const away = this.away;
+    await this.inFlight;
+    if (away) throw new Error('broker unreachable');
     if (this.refusedMessageIds.has(envelope.messageId)) throw new Error('message refused by the broker');
     if (this.failNext > 0) {
       this.failNext -= 1;
