@@ -248,13 +248,17 @@ describe('memory', () => {
     expect(requests).toHaveLength(10);
     const gc = collector();
     // A WeakRef's target survives the job that made it: collect between turns of the event loop.
+    // Usually all are gone within 0.2 s. On a loaded machine one request has stayed reachable for 3 to
+    // 30 s now and then (about 1 run in 10 with both cores busy; the cause was not found: no database
+    // connection and no timer or socket made during it outlived it). A client cache keeps what it
+    // holds for 10 minutes, so waiting 45 s still tells the two apart.
     await vi.waitFor(
       async () => {
         await new Promise((resolve) => setTimeout(resolve, 10));
         gc();
         expect(requests.filter((request) => request.deref() !== undefined)).toHaveLength(0);
       },
-      { timeout: 5_000, interval: 50 },
+      { timeout: 45_000, interval: 50 },
     );
-  });
+  }, 60_000);
 });
