@@ -8,8 +8,9 @@ import type { RevokedGrants } from './revoked-grants.js';
 /**
  * What the service knows now about an OAuth access token beyond its signature, all from memory: its
  * grant revoked (src/oidc/revoked-grants.ts), its client disabled or deleted (the per-node client
- * cache, src/oidc/client-cache.ts) or disabled since it was issued, its user disabled (src/oidc/active-user-cache.ts), its client
- * first-party, the scopes its client is allowed now. A change made anywhere is seen by every node within seconds.
+ * cache, src/oidc/client-cache.ts) or disabled since it was issued, its user disabled
+ * (src/oidc/active-user-cache.ts), its client first-party, the scopes its client is allowed now. A
+ * change made anywhere is seen by every node within seconds.
  */
 export function oauthTokenStanding(
   provider: Provider,

@@ -451,11 +451,11 @@ export async function findClientForUpdate(db: Queryable, clientId: string): Prom
   return row ? fromRow(row) : undefined;
 }
 
-/** Enables a disabled client again; returns false if unknown. */
 /**
- * Enables a disabled client. Its tokens issued before it was disabled stay refused: an access token's
- * `iat` has whole seconds, so enabling waits, if need be, until the second after the disable began has
- * passed; a token issued from then on can't be mistaken for one issued before (refusedByNotBefore).
+ * Enables a disabled client; false if unknown. Its tokens issued before it was disabled stay refused:
+ * an access token's `iat` has whole seconds, so enabling waits, if need be, until the second after the
+ * disable began has passed; a token issued from then on can't be mistaken for one issued before
+ * (refusedByNotBefore).
  */
 export async function enableClient(db: Queryable, clientId: string, now: Date): Promise<boolean> {
   const current = await findClientForUpdate(db, clientId);
