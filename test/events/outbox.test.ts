@@ -188,6 +188,38 @@ describe('the outbox', () => {
     await eventually(() => expect(bus.messageIds).toEqual([messageId]), 2000);
   });
 
+  it('counts no failure of an outage as a refusal: one refused right after it waits the first step', async () => {
+    const bus = new RecordingBus();
+    // A refusal's wait is 300 ms doubling: reckoned from the outage's failures too, it would be minutes.
+    const relay = relayOn(bus, database.db, {
+      pollIntervalMs: 20,
+      retryDelayMs: 300,
+      maxRetryDelayMs: 600_000,
+    });
+    await relay.drain();
+    bus.away = true;
+    relay.start();
+    const messageId = await changeWithEvent(outboxOn(database.db, () => relay.wake()));
+    for (let failure = 0; failure < 8; failure += 1) {
+      const attempts = bus.attempts;
+      await eventually(() => expect(bus.attempts).toBeGreaterThan(attempts));
+      relay.resume(); // the relay's own back-off would make eight tries take a minute
+    }
+    const duringOutage = await database.db('event_outbox').where({ message_id: messageId }).first();
+    expect(duringOutage).toMatchObject({ attempts: 0, next_attempt_at: null, sent_at: null });
+    expect(duringOutage.last_error).toContain('unreachable');
+
+    // Back, but it refuses this event once: a first refusal, so one first step of waiting.
+    bus.failNext = 1;
+    bus.away = false;
+    relay.resume();
+    const refusedAt = Date.now();
+    await eventually(() => expect(bus.messageIds).toEqual([messageId]), 5000);
+    expect(Date.now() - refusedAt).toBeLessThan(3000);
+    const published = await database.db('event_outbox').where({ message_id: messageId }).first();
+    expect(published.attempts).toBe(1);
+  });
+
   it('wakes the relay right after the commit, without waiting for the poll', async () => {
     const bus = new RecordingBus();
     const relay = relayOn(bus, database.db, { pollIntervalMs: 60_000 });

@@ -139,7 +139,10 @@ export class OutboxRelay {
     }
   }
 
-  /** How long a key waits after its event's `attempts`-th refusal: doubling, up to the maximum. */
+  /**
+   * How long a key waits after its event's `attempts`-th refusal by a connected broker (failures during
+   * an outage are not counted): doubling, up to the maximum.
+   */
   #retryDelayAfter(attempts: number): number {
     const { retryDelayMs, maxRetryDelayMs } = this.#options;
     return Math.min(retryDelayMs * 2 ** Math.min(attempts - 1, 30), maxRetryDelayMs);
@@ -166,7 +169,7 @@ export class OutboxRelay {
       const brokerAway = failed && (!connectedBefore || bus.connected?.() === false);
       for (const { event, error } of failures) {
         logger.warn(
-          { messageId: event.envelope.messageId, attempts: event.attempts + 1, error },
+          { messageId: event.envelope.messageId, refusals: event.attempts + (brokerAway ? 0 : 1), error },
           'publishing an event failed; it stays in the outbox and is retried',
         );
         const retryAt = brokerAway

@@ -37,8 +37,10 @@ export async function markEventsSent(db: Queryable, ids: number[], now: Date): P
 }
 
 /**
- * The broker refused the event: counted, and its key waits until `nextAttemptAt` (null: no wait of its
- * own, the whole relay waits for the broker to come back).
+ * Publishing the event failed. A refusal by a connected broker is counted (`attempts`, what its key's
+ * growing wait is reckoned from) and its key waits until `nextAttemptAt`. A failure while the broker
+ * is away (`nextAttemptAt` null) is no verdict on the event: only its error is kept, and the whole
+ * relay waits for the broker instead.
  */
 export async function recordPublishFailure(
   db: Queryable,
@@ -49,7 +51,7 @@ export async function recordPublishFailure(
   await db('event_outbox')
     .where({ id })
     .update({
-      attempts: db.raw('attempts + 1'),
+      ...(nextAttemptAt ? { attempts: db.raw('attempts + 1') } : {}),
       last_error: error.slice(0, 2000),
       next_attempt_at: nextAttemptAt,
     });

@@ -1,7 +1,7 @@
 import { onTestFinished } from 'vitest';
 import { systemClock } from '../../../src/clock.js';
 import type { DatabaseHandle } from '../../../src/db/database.js';
-import { OutboxRelay } from '../../../src/events/outbox/outbox-relay.js';
+import { OutboxRelay, type OutboxRelayOptions } from '../../../src/events/outbox/outbox-relay.js';
 import { Outbox } from '../../../src/events/outbox/outbox.js';
 import { createLogger } from '../../../src/logger.js';
 import { platformEvents } from '../../../src/platform/events/platform-events.js';
@@ -62,7 +62,10 @@ export function outboxHelpers(database: () => DatabaseHandle) {
   function relayOn(
     bus: RecordingBus,
     db = database().db,
-    options: { pollIntervalMs?: number; retryDelayMs?: number; batchSize?: number } = {},
+    options: Pick<
+      OutboxRelayOptions,
+      'pollIntervalMs' | 'retryDelayMs' | 'maxRetryDelayMs' | 'batchSize'
+    > = {},
   ) {
     const relay = new OutboxRelay({ db, bus, logger, clock: systemClock, retryDelayMs: 20, ...options });
     onTestFinished(() => relay.stop());
