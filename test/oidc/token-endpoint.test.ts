@@ -53,7 +53,10 @@ const basic = (id: string, secret: string) =>
   `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 
 async function refreshTokenCount(clientId: string): Promise<number> {
-  const rows = await service.service.db('oauth_refresh_tokens').where({ client_id: clientId }).select('id');
+  const rows = await service.service
+    .db('oauth_refresh_tokens')
+    .where({ client_id: clientId })
+    .select('token_hash');
   return rows.length;
 }
 
