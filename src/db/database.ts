@@ -6,6 +6,7 @@ import ClientPGLite from 'knex-pglite';
 import pg from 'pg';
 import type { Logger } from '../logger.js';
 import { seedNewDataDirectory } from './pglite-seed.js';
+import { keepPoolOutsideRequests } from './pool-outside-requests.js';
 
 /** The query builder every repository receives; inside a transaction, pass the `Knex.Transaction`. */
 export type Database = Knex;
@@ -107,6 +108,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
       ...(options.logger ? { log: knexLog(options.logger) } : {}),
       ...(options.schema ? { searchPath: [options.schema] } : {}),
     });
+    keepPoolOutsideRequests(db);
     await db.raw('select 1');
     if (options.schema) await db.raw('create schema if not exists ??', [options.schema]);
     return { db, kind: 'postgres', close: () => db.destroy() };
@@ -135,6 +137,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     connection: { pglite } as never,
     ...(options.schema ? { searchPath: [options.schema] } : {}),
   });
+  keepPoolOutsideRequests(db);
   await db.raw('select 1');
   if (options.schema) await db.raw('create schema if not exists ??', [options.schema]);
   // knex-pglite closes the PGlite instance when its single connection is destroyed.

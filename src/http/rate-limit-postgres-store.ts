@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { outsideRequests, type OutsideRequests } from '../db/pool-outside-requests.js';
 
 /**
  * The upsert rate-limiter-flexible's PostgreSQL limiter sends for every consume() (table rate_limits,
@@ -69,6 +70,8 @@ export class PostgresRateLimitStore {
   readonly #isolatedConsumes: PendingConsume[] = [];
   readonly #pendingStatements: PendingStatement[] = [];
   #flushScheduled = false;
+  /** Connections are opened as requests need them, but must not keep those requests (see there). */
+  readonly #outsideRequests: OutsideRequests = outsideRequests();
 
   constructor(private readonly connection: pg.ClientConfig) {}
 
@@ -173,7 +176,7 @@ export class PostgresRateLimitStore {
     if (idle) return idle;
     if (this.#connections.length >= maxConnections) return undefined;
     const connection = { busy: false } as Connection;
-    connection.client = this.#connect(connection);
+    connection.client = this.#outsideRequests(() => this.#connect(connection));
     this.#connections.push(connection);
     return connection;
   }
