@@ -161,6 +161,15 @@ describe('the outbox', () => {
     relay.start();
     const messageId = await changeWithEvent(outboxOn(database.db, () => relay.wake()));
     await eventually(() => expect(bus.attempts).toBe(1));
+    // Back only once the failed batch has committed and the relay, the broker still away, has backed
+    // off (it does right as its commit returns; 50 ms covers that answer): back before, the relay
+    // carries on by itself (the next test's case).
+    await eventually(async () =>
+      expect(
+        (await database.db('event_outbox').where({ message_id: messageId }).first()).last_error,
+      ).toBeTruthy(),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 50));
     bus.away = false;
     // A minute's back-off: without the reconnect the event would wait it out.
     await new Promise((resolve) => setTimeout(resolve, 300));
