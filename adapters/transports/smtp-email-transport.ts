@@ -1,4 +1,5 @@
 import nodemailer from 'nodemailer';
+import { outsideRequests } from '../../src/outside-requests.js';
 import type { OutgoingMessage, Transport } from '../../src/identity/transports/transport.js';
 
 export interface SmtpEmailTransportOptions {
@@ -20,6 +21,8 @@ export class SmtpEmailTransport implements Transport {
   readonly label = 'Email';
   readonly channels = ['email'] as const;
   readonly #mailer: ReturnType<typeof nodemailer.createTransport>;
+  /** The pool's connections are opened by sends, but must not keep the requests that sent them. */
+  readonly #outsideRequests = outsideRequests();
 
   constructor(private readonly options: SmtpEmailTransportOptions) {
     this.#mailer = nodemailer.createTransport({
@@ -37,12 +40,14 @@ export class SmtpEmailTransport implements Transport {
   }
 
   async send(message: OutgoingMessage): Promise<void> {
-    await this.#mailer.sendMail({
-      from: this.options.from,
-      to: message.to,
-      subject: message.subject,
-      text: message.text,
-    });
+    await this.#outsideRequests(() =>
+      this.#mailer.sendMail({
+        from: this.options.from,
+        to: message.to,
+        subject: message.subject,
+        text: message.text,
+      }),
+    );
   }
 
   close(): void {

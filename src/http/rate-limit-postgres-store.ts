@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { outsideRequests, type OutsideRequests } from '../db/pool-outside-requests.js';
+import { outsideRequests, type OutsideRequests } from '../outside-requests.js';
 
 /**
  * The upsert rate-limiter-flexible's PostgreSQL limiter sends for every consume() (table rate_limits,
@@ -70,7 +70,7 @@ export class PostgresRateLimitStore {
   readonly #isolatedConsumes: PendingConsume[] = [];
   readonly #pendingStatements: PendingStatement[] = [];
   #flushScheduled = false;
-  /** Connections are opened as requests need them, but must not keep those requests (see there). */
+  /** Connections are opened as requests need them, but must not keep those requests. */
   readonly #outsideRequests: OutsideRequests = outsideRequests();
 
   constructor(private readonly connection: pg.ClientConfig) {}

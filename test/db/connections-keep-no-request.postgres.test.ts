@@ -12,7 +12,7 @@ import { startTestService, type TestService } from '../support/test-service.js';
  * need them, and puts the pool's back at the end of each query. Whatever is made asynchronous during a
  * request carries the request's context; a connection, or the pool's record of a free one, made in it
  * kept the whole request reachable while the connection lived (up to its 30 s idle timeout, or the
- * process's life for the rate limits' store). src/db/pool-outside-requests.ts.
+ * process's life for the rate limits' store). src/outside-requests.ts.
  */
 
 let service: TestService;

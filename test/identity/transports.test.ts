@@ -1,8 +1,11 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import v8 from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { SMTPServer } from 'smtp-server';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SmtpEmailTransport } from '../../adapters/transports/smtp-email-transport.js';
 import {
   signatureHeader,
@@ -190,6 +193,35 @@ describe('SMTP email transport (nodemailer against a local SMTP server)', () => 
     expect(mail!.raw).toMatch(/^Subject: Your sign-in code/m);
     expect(mail!.raw).toMatch(/^From: Identity <no-reply@id\.example\.com>/m);
     expect(mail!.raw).toContain('987654');
+  });
+
+  it('keeps no sender reachable through the pooled connections it opened', async () => {
+    const transport = new SmtpEmailTransport({ url: smtp.url, from: 'Identity <no-reply@id.example.com>' });
+    // Each send as a request makes it: in an async context holding that request (the engine's ctx).
+    const requestContext = new AsyncLocalStorage<object>();
+    const requests: WeakRef<object>[] = [];
+    await Promise.all(
+      Array.from({ length: 3 }, () => {
+        const request = {};
+        requests.push(new WeakRef(request));
+        return requestContext.run(request, () => transport.send(message('email', uniqueEmail('pooled'))));
+      }),
+    );
+    try {
+      // The pool keeps its connections open for the next messages; they must not keep the requests.
+      v8.setFlagsFromString('--expose-gc');
+      const gc = runInNewContext('gc') as () => void;
+      await vi.waitFor(
+        async () => {
+          await new Promise((resolve) => setTimeout(resolve, 10));
+          gc();
+          expect(requests.filter((request) => request.deref() !== undefined)).toHaveLength(0);
+        },
+        { timeout: 5_000, interval: 50 },
+      );
+    } finally {
+      transport.close();
+    }
   });
 
   it('never sends the password or a message in clear to a server across a network', async () => {

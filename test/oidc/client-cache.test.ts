@@ -241,7 +241,7 @@ describe('memory', () => {
     const gc = collector();
     // A WeakRef's target survives the job that made it: collect between turns of the event loop. The
     // database's connections, opened and put back by these requests, must not keep them either
-    // (src/db/pool-outside-requests.ts). A client cache keeps what it holds for 10 minutes.
+    // (src/outside-requests.ts). A client cache keeps what it holds for 10 minutes.
     await vi.waitFor(
       async () => {
         await new Promise((resolve) => setTimeout(resolve, 10));
