@@ -21,8 +21,6 @@ export class SmtpEmailTransport implements Transport {
   readonly label = 'Email';
   readonly channels = ['email'] as const;
   readonly #mailer: ReturnType<typeof nodemailer.createTransport>;
-  /** The pool's connections are opened by sends, but must not keep the requests that sent them. */
-  readonly #outsideRequests = outsideRequests();
 
   constructor(private readonly options: SmtpEmailTransportOptions) {
     this.#mailer = nodemailer.createTransport({
@@ -40,7 +38,8 @@ export class SmtpEmailTransport implements Transport {
   }
 
   async send(message: OutgoingMessage): Promise<void> {
-    await this.#outsideRequests(() =>
+    // The pool's connections are opened by sends, but must not keep the requests that sent them.
+    await outsideRequests(() =>
       this.#mailer.sendMail({
         from: this.options.from,
         to: message.to,

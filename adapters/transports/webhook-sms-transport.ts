@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import type { OutgoingMessage, Transport } from '../../src/identity/transports/transport.js';
+import { fetchOutsideRequests } from '../../src/outside-requests.js';
 
 export interface WebhookSmsTransportOptions {
   /** The SMS gateway's endpoint; receives a JSON POST per message. */
@@ -39,7 +40,7 @@ export class WebhookSmsTransport implements Transport {
       ...(message.code === undefined ? {} : { code: message.code }),
     });
     const timestamp = String(Math.floor(Date.now() / 1000));
-    const response = await fetch(this.options.url, {
+    const response = await fetchOutsideRequests(this.options.url, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',

@@ -11,9 +11,8 @@ export function keepPoolOutsideRequests(db: Knex): void {
     acquireRawConnection(): Promise<unknown>;
     releaseConnection(connection: unknown): Promise<void>;
   };
-  const outside = outsideRequests();
   const open = client.acquireRawConnection.bind(client);
   const release = client.releaseConnection.bind(client);
-  client.acquireRawConnection = () => outside(open);
-  client.releaseConnection = (connection) => outside(() => release(connection));
+  client.acquireRawConnection = () => outsideRequests(open);
+  client.releaseConnection = (connection) => outsideRequests(() => release(connection));
 }

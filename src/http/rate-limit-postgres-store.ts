@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { outsideRequests, type OutsideRequests } from '../outside-requests.js';
+import { outsideRequests } from '../outside-requests.js';
 
 /**
  * The upsert rate-limiter-flexible's PostgreSQL limiter sends for every consume() (table rate_limits,
@@ -70,8 +70,6 @@ export class PostgresRateLimitStore {
   readonly #isolatedConsumes: PendingConsume[] = [];
   readonly #pendingStatements: PendingStatement[] = [];
   #flushScheduled = false;
-  /** Connections are opened as requests need them, but must not keep those requests. */
-  readonly #outsideRequests: OutsideRequests = outsideRequests();
 
   constructor(private readonly connection: pg.ClientConfig) {}
 
@@ -176,7 +174,8 @@ export class PostgresRateLimitStore {
     if (idle) return idle;
     if (this.#connections.length >= maxConnections) return undefined;
     const connection = { busy: false } as Connection;
-    connection.client = this.#outsideRequests(() => this.#connect(connection));
+    // Opened as requests need it, but must not keep the request that did.
+    connection.client = outsideRequests(() => this.#connect(connection));
     this.#connections.push(connection);
     return connection;
   }

@@ -102,6 +102,33 @@ async function startGateway() {
   };
 }
 
+/**
+ * Three sends, each as a request makes it (in an async context holding the request, as the engine's
+ * ctx): all three requests must be collected within `withinMs`, while the transport keeps the
+ * connections they opened for its next messages.
+ */
+async function expectSendersCollected(send: () => Promise<void>, withinMs: number) {
+  const requestContext = new AsyncLocalStorage<object>();
+  const requests: WeakRef<object>[] = [];
+  await Promise.all(
+    Array.from({ length: 3 }, () => {
+      const request = {};
+      requests.push(new WeakRef(request));
+      return requestContext.run(request, send);
+    }),
+  );
+  v8.setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  await vi.waitFor(
+    async () => {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      gc();
+      expect(requests.filter((request) => request.deref() !== undefined)).toHaveLength(0);
+    },
+    { timeout: withinMs, interval: 50 },
+  );
+}
+
 const message = (channel: 'email' | 'sms', to: string): OutgoingMessage => ({
   channel,
   to,
@@ -197,28 +224,9 @@ describe('SMTP email transport (nodemailer against a local SMTP server)', () => 
 
   it('keeps no sender reachable through the pooled connections it opened', async () => {
     const transport = new SmtpEmailTransport({ url: smtp.url, from: 'Identity <no-reply@id.example.com>' });
-    // Each send as a request makes it: in an async context holding that request (the engine's ctx).
-    const requestContext = new AsyncLocalStorage<object>();
-    const requests: WeakRef<object>[] = [];
-    await Promise.all(
-      Array.from({ length: 3 }, () => {
-        const request = {};
-        requests.push(new WeakRef(request));
-        return requestContext.run(request, () => transport.send(message('email', uniqueEmail('pooled'))));
-      }),
-    );
     try {
       // The pool keeps its connections open for the next messages; they must not keep the requests.
-      v8.setFlagsFromString('--expose-gc');
-      const gc = runInNewContext('gc') as () => void;
-      await vi.waitFor(
-        async () => {
-          await new Promise((resolve) => setTimeout(resolve, 10));
-          gc();
-          expect(requests.filter((request) => request.deref() !== undefined)).toHaveLength(0);
-        },
-        { timeout: 5_000, interval: 50 },
-      );
+      await expectSendersCollected(() => transport.send(message('email', uniqueEmail('pooled'))), 5_000);
     } finally {
       transport.close();
     }
@@ -288,6 +296,12 @@ describe('SMS webhook transport (against a local gateway)', () => {
       .update(`${timestamp}.${request.body}`)
       .digest('hex');
     expect(signature).not.toBe(`sha256=${forged}`);
+  });
+
+  it('keeps no sender reachable through the connections fetch keeps alive', async () => {
+    const transport = new WebhookSmsTransport({ url: gateway.url, secret });
+    // fetch keeps a connection alive 4 s for the next call; 2 s tells the request's from the pool's.
+    await expectSendersCollected(() => transport.send(message('sms', uniquePhone())), 2_000);
   });
 
   it('treats an answer other than 2xx as a failed delivery', async () => {

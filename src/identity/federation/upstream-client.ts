@@ -1,4 +1,5 @@
 import * as oidc from 'openid-client';
+import { fetchOutsideRequests } from '../../outside-requests.js';
 import { FederationError } from './federation-error.js';
 import type { OAuthProvider } from './oauth-provider-config.js';
 import { idTokenWithUserinfo, mapUpstreamClaims, type UpstreamIdentity } from './upstream-identity.js';
@@ -55,6 +56,9 @@ export class UpstreamClient {
           // straight from the token endpoint (openid-client trusts TLS there unless told otherwise).
           execute: [...(insecure ? [oidc.allowInsecureRequests] : []), oidc.enableNonRepudiationChecks],
           timeout: 10,
+          // Kept for the configuration's later requests too: its kept-alive connections must not keep
+          // the sign-in request that opened them.
+          [oidc.customFetch]: fetchOutsideRequests,
         });
       } catch (error) {
         throw new FederationError('upstream_unavailable', `discovery of ${provider.id}: ${String(error)}`);
@@ -70,6 +74,7 @@ export class UpstreamClient {
       undefined,
       auth,
     );
+    config[oidc.customFetch] = fetchOutsideRequests;
     if (insecure) oidc.allowInsecureRequests(config);
     return config;
   }
@@ -134,9 +139,13 @@ export class UpstreamClient {
     let response: Response;
     if (userinfo.auth === 'form') {
       const body = new URLSearchParams({ access_token: accessToken, client_id: this.provider.clientId });
-      response = await fetch(url, { method: 'POST', body, signal: AbortSignal.timeout(10_000) });
+      response = await fetchOutsideRequests(url, {
+        method: 'POST',
+        body,
+        signal: AbortSignal.timeout(10_000),
+      });
     } else if (userinfo.auth === 'oauth') {
-      response = await fetch(url, {
+      response = await fetchOutsideRequests(url, {
         headers: { authorization: `OAuth ${accessToken}`, accept: 'application/json' },
         signal: AbortSignal.timeout(10_000),
       });
