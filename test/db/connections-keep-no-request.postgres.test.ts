@@ -1,10 +1,6 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import v8 from 'node:v8';
-import { runInNewContext } from 'node:vm';
-import type { Middleware } from 'koa';
-import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createServiceClient } from '../support/fixtures.js';
+import { expectCollected, serveWatchingRequests } from '../support/garbage-collection.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 /**
@@ -25,18 +21,10 @@ const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secr
 
 it('keeps no request reachable through the database connections it opened or put back', async () => {
   const { app, db } = service.service;
-  const requests: WeakRef<object>[] = [];
-  const watch: Middleware = async (ctx, next) => {
-    requests.push(new WeakRef(ctx));
-    await next();
-  };
-  app.middleware.unshift(watch);
-  const server = http.createServer(app.callback());
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const served = await serveWatchingRequests(app);
   try {
-    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const post = async (path: string, authorization: string, body: string) => {
-      const response = await fetch(`${base}${path}`, {
+      const response = await fetch(`${served.base}${path}`, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded', authorization },
         body,
@@ -59,20 +47,8 @@ it('keeps no request reachable through the database connections it opened or put
       );
     }
   } finally {
-    app.middleware.splice(app.middleware.indexOf(watch), 1);
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
+    await served.stop();
   }
-  expect(requests).toHaveLength(200);
-  v8.setFlagsFromString('--expose-gc');
-  const gc = runInNewContext('gc') as () => void;
-  // Collected between turns of the event loop (a WeakRef's target survives the job that made it).
-  await vi.waitFor(
-    async () => {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-      gc();
-      expect(requests.filter((request) => request.deref() !== undefined)).toHaveLength(0);
-    },
-    { timeout: 5_000, interval: 50 },
-  );
+  expect(served.requests).toHaveLength(200);
+  await expectCollected(served.requests, 5_000);
 }, 120_000);

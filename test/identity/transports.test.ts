@@ -2,10 +2,8 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import v8 from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { SMTPServer } from 'smtp-server';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SmtpEmailTransport } from '../../adapters/transports/smtp-email-transport.js';
 import {
   signatureHeader,
@@ -18,6 +16,7 @@ import { DevelopmentTransport } from '../../src/identity/transports/development-
 import type { OutgoingMessage, Transport } from '../../src/identity/transports/transport.js';
 import { TransportRegistry } from '../../src/identity/transports/transport-registry.js';
 import { uniqueEmail, uniquePhone } from '../support/fixtures.js';
+import { expectCollected } from '../support/garbage-collection.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 interface ReceivedMail {
@@ -117,16 +116,7 @@ async function expectSendersCollected(send: () => Promise<void>, withinMs: numbe
       return requestContext.run(request, send);
     }),
   );
-  v8.setFlagsFromString('--expose-gc');
-  const gc = runInNewContext('gc') as () => void;
-  await vi.waitFor(
-    async () => {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-      gc();
-      expect(requests.filter((request) => request.deref() !== undefined)).toHaveLength(0);
-    },
-    { timeout: withinMs, interval: 50 },
-  );
+  await expectCollected(requests, withinMs);
 }
 
 const message = (channel: 'email' | 'sms', to: string): OutgoingMessage => ({

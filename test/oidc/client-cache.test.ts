@@ -1,9 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import v8 from 'node:v8';
-import { runInNewContext } from 'node:vm';
-import type { Middleware } from 'koa';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   announceClientChange,
@@ -11,6 +6,7 @@ import {
   hashClientSecret,
 } from '../../src/oidc/models/oauth-client.js';
 import { createServiceClient } from '../support/fixtures.js';
+import { expectCollected, serveWatchingRequests } from '../support/garbage-collection.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 // A short poll (the default is 5 s): the rules are the same, the waits a tenth.
@@ -200,29 +196,14 @@ describe('ids no client has', () => {
 });
 
 describe('memory', () => {
-  /** V8's collector, made callable here (vitest does not start workers with --expose-gc). */
-  function collector(): () => void {
-    v8.setFlagsFromString('--expose-gc');
-    return runInNewContext('gc') as () => void;
-  }
-
   it('keeps no request alive through the clients it cached', async () => {
     const { app, db } = service.service;
-    // Each request's Koa context, watched from the first middleware of the service's own app.
-    const requests: WeakRef<object>[] = [];
-    const watch: Middleware = async (ctx, next) => {
-      requests.push(new WeakRef(ctx));
-      await next();
-    };
-    app.middleware.unshift(watch);
-    const server = http.createServer(app.callback());
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const served = await serveWatchingRequests(app);
     try {
-      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
       // Ten clients, each first looked up (and cached) by one of these requests.
       for (let index = 0; index < 10; index++) {
         const { client, clientSecret } = await createServiceClient(db, ['service:crm.aggregates.read']);
-        const response = await fetch(`${base}/oauth/token`, {
+        const response = await fetch(`${served.base}/oauth/token`, {
           method: 'POST',
           headers: {
             'content-type': 'application/x-www-form-urlencoded',
@@ -233,22 +214,11 @@ describe('memory', () => {
         expect(response.status).toBe(200);
       }
     } finally {
-      app.middleware.splice(app.middleware.indexOf(watch), 1);
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+      await served.stop();
     }
-    expect(requests).toHaveLength(10);
-    const gc = collector();
-    // A WeakRef's target survives the job that made it: collect between turns of the event loop. The
-    // database's connections, opened and put back by these requests, must not keep them either
-    // (src/outside-requests.ts). A client cache keeps what it holds for 10 minutes.
-    await vi.waitFor(
-      async () => {
-        await new Promise((resolve) => setTimeout(resolve, 10));
-        gc();
-        expect(requests.filter((request) => request.deref() !== undefined)).toHaveLength(0);
-      },
-      { timeout: 5_000, interval: 50 },
-    );
+    expect(served.requests).toHaveLength(10);
+    // A client cache keeps what it holds for 10 minutes. (The database's connections, opened and put
+    // back by these requests, must not keep them either: src/outside-requests.ts.)
+    await expectCollected(served.requests, 5_000);
   });
 });
