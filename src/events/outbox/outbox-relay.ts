@@ -172,10 +172,17 @@ export class OutboxRelay {
           { messageId: event.envelope.messageId, refusals: event.attempts + (brokerAway ? 0 : 1), error },
           'publishing an event failed; it stays in the outbox and is retried',
         );
-        const retryAt = brokerAway
-          ? null
-          : new Date(now.getTime() + this.#retryDelayAfter(event.attempts + 1));
-        await recordPublishFailure(trx, event.id, error, retryAt);
+        await recordPublishFailure(
+          trx,
+          event.id,
+          brokerAway
+            ? { kind: 'broker away', error }
+            : {
+                kind: 'refused',
+                error,
+                keyWaitsUntil: new Date(now.getTime() + this.#retryDelayAfter(event.attempts + 1)),
+              },
+        );
       }
       await markEventsSent(trx, sent, clock.now());
       return {

@@ -37,23 +37,25 @@ export async function markEventsSent(db: Queryable, ids: number[], now: Date): P
 }
 
 /**
- * Publishing the event failed. A refusal by a connected broker is counted (`attempts`, what its key's
- * growing wait is reckoned from) and its key waits until `nextAttemptAt`. A failure while the broker
- * is away (`nextAttemptAt` null) is no verdict on the event: only its error is kept, and the whole
- * relay waits for the broker instead.
+ * Why publishing an event failed: the connected broker refused it (counted in `attempts`, which its
+ * key's growing wait is reckoned from; the key waits until `keyWaitsUntil`), or the broker was away
+ * (no verdict on the event: only its error is kept, and the whole relay waits for the broker).
  */
+export type PublishFailure =
+  { kind: 'refused'; error: string; keyWaitsUntil: Date } | { kind: 'broker away'; error: string };
+
 export async function recordPublishFailure(
   db: Queryable,
   id: number,
-  error: string,
-  nextAttemptAt: Date | null,
+  failure: PublishFailure,
 ): Promise<void> {
   await db('event_outbox')
     .where({ id })
     .update({
-      ...(nextAttemptAt ? { attempts: db.raw('attempts + 1') } : {}),
-      last_error: error.slice(0, 2000),
-      next_attempt_at: nextAttemptAt,
+      last_error: failure.error.slice(0, 2000),
+      ...(failure.kind === 'refused'
+        ? { attempts: db.raw('attempts + 1'), next_attempt_at: failure.keyWaitsUntil }
+        : { next_attempt_at: null }),
     });
 }
 
